@@ -1,0 +1,561 @@
+/* Calling handlers, the ctx frame, and turning return values into results. */
+#include "lua/call.h"
+
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "lua/convert.h"
+#include "lua/internal.h"
+
+const char *const sn_log_levels[] = {"debug",    "info",  "notice", "warning", "error",
+                                     "critical", "alert", "emergency", NULL};
+
+int sn_log_level_index(const char *name)
+{
+    for (int i = 0; sn_log_levels[i]; i++)
+        if (strcmp(sn_log_levels[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void sn_call_outcome_clear(sn_call_outcome *out)
+{
+    json_decref(out->result);
+    json_decref(out->rpc_data);
+    memset(out, 0, sizeof *out);
+}
+
+/* ==== ctx: the frame as a userdata ======================================= */
+
+/* Created open for one call and closed when the call returns: a handler that
+ * keeps ctx and uses it later gets an error, not a dangling frame. */
+typedef struct ctx_box {
+    const sn_frame *frame; /* NULL once closed */
+    const char *component;
+    double last_progress;
+    int has_progress;
+} ctx_box;
+
+static ctx_box *check_ctx(lua_State *L, int idx)
+{
+    ctx_box *c = luaL_checkudata(L, idx, SN_CONTEXT_MT);
+    if (c->frame == NULL)
+        luaL_error(L, "ctx used after its request ended");
+    return c;
+}
+
+static void push_json_or_nil(lua_State *L, const json_t *v)
+{
+    if (v)
+        sn_lua_push_json(L, v);
+    else
+        lua_pushnil(L);
+}
+
+/* Walks a dotted path ("elicitation.form") through the client capabilities. */
+static int ctx_supports(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    const json_t *node = c->frame->client_capabilities;
+    char seg[128];
+    const char *p = path;
+    while (node && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        snprintf(seg, sizeof seg, "%.*s", (int)n, p);
+        const json_t *next = json_is_object(node) ? json_object_get(node, seg) : NULL;
+        /* The legacy `elicitation: {}` permits form mode (2025-11-25 elicitation). */
+        if (next == NULL && strcmp(seg, "form") == 0 && json_is_object(node) &&
+            json_object_size(node) == 0 && strcmp(path, "elicitation.form") == 0)
+            next = node;
+        node = next;
+        p = dot ? dot + 1 : p + n;
+    }
+    lua_pushboolean(L, node != NULL && !json_is_false(node) && !json_is_null(node));
+    return 1;
+}
+
+static void notify(const sn_frame *f, json_t *msg)
+{
+    if (msg && f->notify)
+        f->notify(f->notify_ud, msg);
+    else
+        json_decref(msg);
+}
+
+/* ctx:log(level, message, data) -> notifications/message when the client
+ * asked for that level (logging/setLevel, or _meta logLevel in 2026-07-28). */
+static int ctx_log(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    const char *level = luaL_checkstring(L, 2);
+    const char *message = luaL_checkstring(L, 3);
+    int rank = sn_log_level_index(level);
+    luaL_argcheck(L, rank >= 0, 2, "not an RFC 5424 level (debug ... emergency)");
+    if (c->frame->log_level < 0 || rank < c->frame->log_level)
+        return 0;
+    json_t *data = json_string(message);
+    if (!lua_isnoneornil(L, 4)) {
+        json_t *extra = NULL;
+        sn_diag diag;
+        if (sn_lua_to_json(L, 4, &extra, &diag) != SN_OK) {
+            json_decref(data);
+            return luaL_error(L, "ctx:log: %s", diag.message);
+        }
+        data = json_pack("{soso}", "message", data, "data", extra);
+    }
+    notify(c->frame, json_pack("{sss{sssso}}", "jsonrpc", "2.0", "method",
+                               "notifications/message", "params", "level", level, "logger",
+                               c->component, "data", data));
+    return 0;
+}
+
+/* ctx:progress(done, total, message): needs the request's progressToken;
+ * progress must increase (MCP progress), so a repeat is dropped. */
+static int ctx_progress(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    double done = luaL_checknumber(L, 2);
+    if (c->frame->progress_token == NULL)
+        return 0;
+    if (c->has_progress && done <= c->last_progress) {
+        sn_log(SN_LOG_WARN, "%s: ctx:progress(%g) does not increase; not sent", c->component,
+               done);
+        return 0;
+    }
+    c->has_progress = 1;
+    c->last_progress = done;
+    json_t *params = json_pack("{sOs*}", "progressToken", c->frame->progress_token, "progress",
+                               lua_isinteger(L, 2) ? json_integer((json_int_t)lua_tointeger(L, 2))
+                                                   : json_real(done));
+    if (params && !lua_isnoneornil(L, 3))
+        json_object_set_new(params, "total",
+                            lua_isinteger(L, 3) ? json_integer((json_int_t)lua_tointeger(L, 3))
+                                                : json_real(luaL_checknumber(L, 3)));
+    if (params && !lua_isnoneornil(L, 4))
+        json_object_set_new(params, "message", json_string(luaL_checkstring(L, 4)));
+    notify(c->frame, json_pack("{sssso}", "jsonrpc", "2.0", "method", "notifications/progress",
+                               "params", params));
+    return 0;
+}
+
+/* ctx:input_response(key) and ctx:request_state(): the stateless-era input
+ * round trip; nil until a retry carries them. */
+static int ctx_input_response(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    const json_t *meta = c->frame->request_meta;
+    (void)meta;
+    (void)key;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int ctx_request_state(lua_State *L)
+{
+    check_ctx(L, 1);
+    lua_pushnil(L);
+    return 1;
+}
+
+static const luaL_Reg ctx_methods[] = {
+    {"supports", ctx_supports},
+    {"log", ctx_log},
+    {"progress", ctx_progress},
+    {"input_response", ctx_input_response},
+    {"request_state", ctx_request_state},
+    {NULL, NULL},
+};
+
+static int ctx_index(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    const char *key = luaL_checkstring(L, 2);
+    if (lua_getfield(L, lua_upvalueindex(1), key) != LUA_TNIL) /* a method */
+        return 1;
+    const sn_frame *f = c->frame;
+    if (strcmp(key, "protocol_version") == 0)
+        lua_pushstring(L, f->protocol_version);
+    else if (strcmp(key, "session_id") == 0)
+        lua_pushstring(L, f->session_id); /* nil when NULL */
+    else if (strcmp(key, "client_info") == 0)
+        push_json_or_nil(L, f->client_info);
+    else if (strcmp(key, "client_capabilities") == 0)
+        push_json_or_nil(L, f->client_capabilities);
+    else if (strcmp(key, "request_meta") == 0)
+        push_json_or_nil(L, f->request_meta);
+    else if (strcmp(key, "headers") == 0)
+        push_json_or_nil(L, f->headers);
+    else if (strcmp(key, "auth") == 0)
+        push_json_or_nil(L, f->auth);
+    else if (strcmp(key, "assigns") == 0) {
+        if (f->assigns_ref == LUA_NOREF || f->assigns_ref == LUA_REFNIL) {
+            /* no session: a table for this request alone, kept in the uservalue */
+            if (lua_getiuservalue(L, 1, 1) == LUA_TNIL) {
+                lua_pop(L, 1);
+                lua_newtable(L);
+                lua_pushvalue(L, -1);
+                lua_setiuservalue(L, 1, 1);
+            }
+        } else {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, f->assigns_ref);
+        }
+    } else
+        lua_pushnil(L);
+    return 1;
+}
+
+static int ctx_tostring(lua_State *L)
+{
+    ctx_box *c = luaL_checkudata(L, 1, SN_CONTEXT_MT);
+    lua_pushfstring(L, "snodo.Context (%s)", c->frame ? c->component : "closed");
+    return 1;
+}
+
+/* Pushes a new open ctx for `frame`. [-0, +1, m] */
+static ctx_box *push_ctx(lua_State *L, const sn_frame *frame, const char *component)
+{
+    ctx_box *c = lua_newuserdatauv(L, sizeof *c, 1);
+    memset(c, 0, sizeof *c);
+    if (luaL_newmetatable(L, SN_CONTEXT_MT)) {
+        luaL_newlib(L, ctx_methods);
+        lua_pushcclosure(L, ctx_index, 1); /* the method table is the upvalue */
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, ctx_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_setmetatable(L, -2);
+    c->frame = frame;
+    c->component = component;
+    return c;
+}
+
+/* ==== running a handler =================================================== */
+
+static int msghandler(lua_State *L)
+{
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return 1; /* snodo.errors.* objects pass through */
+    luaL_traceback(L, L, lua_tostring(L, 1), 1);
+    return 1;
+}
+
+static int is_tagged(lua_State *L, int idx, const char *tname)
+{
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    luaL_getmetatable(L, tname);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same;
+}
+
+/* A tool result that says the call failed, with `text` for the model. */
+static json_t *error_result(const char *text)
+{
+    return json_pack("{s[{ssss}]sb}", "content", "type", "text", "text", text, "isError", 1);
+}
+
+/* Fills the outcome from a raised error object at the top of the stack. */
+static void raised(lua_State *L, const sn_component *c, sn_call_outcome *out)
+{
+    if (lua_type(L, -1) == LUA_TTABLE && is_tagged(L, -1, SN_ERROR_MT)) {
+        lua_getfield(L, -1, "code");
+        lua_getfield(L, -2, "message");
+        out->rpc_code = (int)lua_tointeger(L, -2);
+        snprintf(out->rpc_message, sizeof out->rpc_message, "%s", luaL_optstring(L, -1, ""));
+        lua_pop(L, 2);
+        if (lua_getfield(L, -1, "data") != LUA_TNIL) {
+            sn_diag diag;
+            if (sn_lua_to_json(L, -1, &out->rpc_data, &diag) != SN_OK)
+                out->rpc_data = NULL;
+        }
+        lua_pop(L, 1);
+        if (out->rpc_code == 0)
+            out->rpc_code = -32603;
+        return;
+    }
+    const char *msg = lua_tostring(L, -1);
+    sn_log(SN_LOG_ERROR, "%s \"%s\" (%s) raised: %s", c->kind == SN_KIND_TOOL ? "tool" : "handler",
+           c->name, c->file, msg ? msg : luaL_typename(L, -1));
+    char text[300];
+    snprintf(text, sizeof text, "Tool \"%s\" failed with an internal error", c->name);
+    out->result = error_result(text);
+}
+
+/* Converts one content block (a table at idx) and checks its shape. */
+static json_t *content_block(lua_State *L, int idx, char *why, size_t whylen)
+{
+    json_t *v = NULL;
+    sn_diag diag;
+    if (sn_lua_to_json(L, idx, &v, &diag) != SN_OK) {
+        snprintf(why, whylen, "%.250s", diag.message);
+        return NULL;
+    }
+    const char *type = json_string_value(json_object_get(v, "type"));
+    const char *need = NULL;
+    if (type == NULL)
+        need = "a content block needs a \"type\"";
+    else if (strcmp(type, "text") == 0)
+        need = json_is_string(json_object_get(v, "text")) ? NULL : "text needs \"text\"";
+    else if (strcmp(type, "image") == 0 || strcmp(type, "audio") == 0)
+        need = json_is_string(json_object_get(v, "data")) &&
+                       json_is_string(json_object_get(v, "mimeType"))
+                   ? NULL
+                   : "image and audio need \"data\" and \"mimeType\"";
+    else if (strcmp(type, "resource_link") == 0)
+        need = json_is_string(json_object_get(v, "uri")) &&
+                       json_is_string(json_object_get(v, "name"))
+                   ? NULL
+                   : "resource_link needs \"uri\" and \"name\"";
+    else if (strcmp(type, "resource") == 0)
+        need = json_is_object(json_object_get(v, "resource")) ? NULL
+                                                              : "resource needs \"resource\"";
+    else
+        need = "unknown content type";
+    if (need) {
+        snprintf(why, whylen, "%s", need);
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* A list of content blocks or strings at idx. */
+static json_t *content_list(lua_State *L, int idx, char *why, size_t whylen)
+{
+    json_t *list = json_array();
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    for (lua_Integer i = 1; list && i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        json_t *block = NULL;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            block = json_pack("{ss%}", "type", "text", "text", lua_tostring(L, -1),
+                              (size_t)lua_rawlen(L, -1));
+        else if (lua_type(L, -1) == LUA_TTABLE)
+            block = content_block(L, lua_gettop(L), why, whylen);
+        else
+            snprintf(why, whylen, "content entry %lld is a %s", (long long)i,
+                     luaL_typename(L, -1));
+        lua_pop(L, 1);
+        if (block == NULL || json_array_append_new(list, block)) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+/* Structured content and its JSON text as a text block. */
+static json_t *structured_result(json_t *value)
+{
+    char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (text == NULL) {
+        json_decref(value);
+        return NULL;
+    }
+    json_t *r = json_pack("{s[{ssss}]so}", "content", "type", "text", "text", text,
+                          "structuredContent", value);
+    free(text);
+    return r;
+}
+
+static int sequence_of_content(lua_State *L, int idx)
+{
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n == 0)
+        return 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        int ok = lua_type(L, -1) == LUA_TTABLE && is_tagged(L, -1, SN_CONTENT_MT);
+        lua_pop(L, 1);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* snodo.result{content, structured, is_error, metadata} at idx. */
+static json_t *full_result(lua_State *L, int idx, char *why, size_t whylen)
+{
+    json_t *r = NULL, *v = NULL;
+    sn_diag diag;
+    if (lua_getfield(L, idx, "structured") != LUA_TNIL) {
+        if (sn_lua_to_json(L, -1, &v, &diag) != SN_OK) {
+            snprintf(why, whylen, "structured: %.250s", diag.message);
+            lua_pop(L, 1);
+            return NULL;
+        }
+        r = structured_result(v);
+    } else {
+        r = json_pack("{s[]}", "content");
+    }
+    lua_pop(L, 1);
+    if (r == NULL)
+        return NULL;
+    if (lua_getfield(L, idx, "content") != LUA_TNIL) {
+        json_t *list = lua_type(L, -1) == LUA_TTABLE ? content_list(L, lua_gettop(L), why, whylen)
+                                                     : NULL;
+        if (list == NULL && !why[0])
+            snprintf(why, whylen, "content must be a list of content blocks");
+        if (list == NULL) {
+            lua_pop(L, 1);
+            json_decref(r);
+            return NULL;
+        }
+        json_object_set_new(r, "content", list);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "is_error") != LUA_TNIL)
+        json_object_set_new(r, "isError", json_boolean(lua_toboolean(L, -1)));
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "metadata") != LUA_TNIL) {
+        if (sn_lua_to_json(L, -1, &v, &diag) != SN_OK || !json_is_object(v)) {
+            snprintf(why, whylen, "metadata must be a table of _meta keys");
+            lua_pop(L, 1);
+            json_decref(r);
+            return NULL;
+        }
+        json_object_set_new(r, "_meta", v);
+    }
+    lua_pop(L, 1);
+    return r;
+}
+
+/* Converts the handler's returns at base+1, base+2 into a CallToolResult. */
+static json_t *tool_result(lua_State *L, int base, char *why, size_t whylen)
+{
+    int r1 = base + 1, r2 = base + 2;
+    switch (lua_type(L, r1)) {
+    case LUA_TNIL:
+    case LUA_TNONE:
+        if (lua_type(L, r2) == LUA_TNIL || lua_type(L, r2) == LUA_TNONE)
+            return json_pack("{s[]}", "content");
+        {
+            json_t *r = error_result(luaL_tolstring(L, r2, NULL));
+            if (r == NULL)
+                snprintf(why, whylen, "an error message that is not valid UTF-8");
+            return r;
+        }
+    case LUA_TSTRING: {
+        json_t *text = json_stringn(lua_tostring(L, r1), lua_rawlen(L, r1));
+        if (text == NULL) {
+            snprintf(why, whylen, "a string that is not valid UTF-8");
+            return NULL;
+        }
+        return json_pack("{s[{ssso}]}", "content", "type", "text", "text", text);
+    }
+    case LUA_TNUMBER:
+    case LUA_TBOOLEAN:
+        return json_pack("{s[{ssss}]}", "content", "type", "text", "text",
+                         luaL_tolstring(L, r1, NULL));
+    case LUA_TTABLE:
+        if (is_tagged(L, r1, SN_RESULT_MT))
+            return full_result(L, r1, why, whylen);
+        if (is_tagged(L, r1, SN_CONTENT_MT)) {
+            json_t *block = content_block(L, r1, why, whylen);
+            return block ? json_pack("{s[o]}", "content", block) : NULL;
+        }
+        if (sequence_of_content(L, r1)) {
+            json_t *list = content_list(L, r1, why, whylen);
+            return list ? json_pack("{so}", "content", list) : NULL;
+        }
+        {
+            json_t *v = NULL;
+            sn_diag diag;
+            if (sn_lua_to_json(L, r1, &v, &diag) != SN_OK) {
+                snprintf(why, whylen, "%.250s", diag.message);
+                return NULL;
+            }
+            return structured_result(v);
+        }
+    default:
+        snprintf(why, whylen, "a %s, which is not a tool result", luaL_typename(L, r1));
+        return NULL;
+    }
+}
+
+/* The output schema: structured content must be present and valid. */
+static void check_output(const sn_component *tool, sn_call_outcome *out)
+{
+    if (tool->output_validator == NULL || json_is_true(json_object_get(out->result, "isError")))
+        return;
+    json_t *structured = json_object_get(out->result, "structuredContent");
+    sn_diag diag = {.message = "", .pointer = ""};
+    if (structured == NULL)
+        snprintf(diag.message, sizeof diag.message, "no structured content was returned");
+    else if (sn_schema_validate(tool->output_validator, structured, &diag) == SN_OK)
+        return;
+    sn_log(SN_LOG_ERROR, "tool \"%s\" (%s): output does not match its output schema at \"%s\": %s",
+           tool->name, tool->file, diag.pointer, diag.message);
+    char text[300];
+    snprintf(text, sizeof text, "Tool \"%s\" returned output that does not match its output schema",
+             tool->name);
+    json_decref(out->result);
+    out->result = error_result(text);
+}
+
+sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
+                    const sn_frame *frame, sn_call_outcome *out)
+{
+    lua_State *L = sn_runtime_lua(rt);
+    memset(out, 0, sizeof *out);
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, msghandler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
+    sn_lua_push_json(L, args);
+    ctx_box *ctx = push_ctx(L, frame, tool->name);
+    int rc = lua_pcall(L, 2, 2, base + 1);
+    ctx->frame = NULL; /* closed: the frame dies with this call */
+    if (rc != LUA_OK) {
+        raised(L, tool, out);
+    } else {
+        char why[300] = "";
+        out->result = tool_result(L, base + 1, why, sizeof why);
+        if (out->result == NULL && why[0]) {
+            sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned %s", tool->name, tool->file, why);
+            char text[300];
+            snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
+                     tool->name);
+            out->result = error_result(text);
+        }
+        if (out->result)
+            check_output(tool, out);
+    }
+    lua_settop(L, base);
+    return out->result || out->rpc_code ? SN_OK : SN_ENOMEM;
+}
+
+void sn_call_init(sn_runtime *rt, const sn_frame *frame)
+{
+    const sn_server *s = &sn_runtime_catalog(rt)->server;
+    if (s->init_ref == LUA_NOREF)
+        return;
+    lua_State *L = sn_runtime_lua(rt);
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, msghandler);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->init_ref);
+    push_json_or_nil(L, frame->client_info);
+    ctx_box *ctx = push_ctx(L, frame, "init");
+    if (lua_pcall(L, 2, 0, base + 1) != LUA_OK)
+        sn_log(SN_LOG_ERROR, "server init raised: %s",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "an error object");
+    ctx->frame = NULL;
+    lua_settop(L, base);
+}
+
+int sn_call_new_assigns(sn_runtime *rt)
+{
+    lua_State *L = sn_runtime_lua(rt);
+    lua_newtable(L);
+    return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void sn_call_free_assigns(sn_runtime *rt, int ref)
+{
+    luaL_unref(sn_runtime_lua(rt), LUA_REGISTRYINDEX, ref);
+}

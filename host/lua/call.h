@@ -1,0 +1,65 @@
+/* Calling component handlers: builds the `ctx` frame a handler sees, runs the
+ * handler protected, and turns what it returned into an MCP result. A Lua
+ * error never escapes: it becomes an error result (logged with its traceback)
+ * or, for snodo.errors.*, a JSON-RPC error. */
+#ifndef SN_LUA_CALL_H
+#define SN_LUA_CALL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "core/err.h"
+#include "lua/runtime.h"
+
+/* Delivers a notification (progress, log) on the stream of the request being
+ * handled. Takes `msg`. */
+typedef void sn_notify_cb(void *ud, json_t *msg);
+
+/* RFC 5424 levels, in order; index = severity rank. */
+extern const char *const sn_log_levels[]; /* NULL-terminated */
+int sn_log_level_index(const char *name); /* -1 when unknown */
+
+/* What a handler sees as `ctx`. Everything is borrowed for the call. */
+typedef struct sn_frame {
+    const char *protocol_version;
+    bool stateless;                   /* 2026-07-28 per-request era */
+    const char *session_id;           /* NULL without a session */
+    const json_t *client_info;        /* or NULL */
+    const json_t *client_capabilities;
+    const json_t *request_meta;       /* params._meta, or NULL */
+    const json_t *headers;            /* object of lower-case names, or NULL */
+    const json_t *auth;               /* or NULL */
+    const json_t *progress_token;     /* or NULL: no progress notifications */
+    int log_level;                    /* minimum sn_log_levels index; -1 sends none */
+    int assigns_ref;                  /* the session's assigns table, LUA_NOREF for none */
+    sn_notify_cb *notify;
+    void *notify_ud;
+} sn_frame;
+
+/* The outcome of a call: either `result` (an MCP result object, owned) or a
+ * JSON-RPC error (rpc_code != 0). */
+typedef struct sn_call_outcome {
+    json_t *result;
+    int rpc_code;
+    char rpc_message[256];
+    json_t *rpc_data; /* owned, or NULL */
+} sn_call_outcome;
+
+void sn_call_outcome_clear(sn_call_outcome *out);
+
+/* Calls the tool's handler with `args` (borrows) and fills `out` with a
+ * CallToolResult: content, structuredContent when the handler returned a
+ * table, isError for `nil, "message"` and for contained failures. The
+ * output schema is checked here. SN_ENOMEM only; every other failure is an
+ * outcome. */
+sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
+                    const sn_frame *frame, sn_call_outcome *out);
+
+/* Runs snodo.server{ init = function(client_info, ctx) } if set. */
+void sn_call_init(sn_runtime *rt, const sn_frame *frame);
+
+/* A new, empty assigns table for a session: a registry reference. */
+int sn_call_new_assigns(sn_runtime *rt);
+void sn_call_free_assigns(sn_runtime *rt, int ref);
+
+#endif

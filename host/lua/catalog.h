@@ -1,0 +1,87 @@
+/* The catalog: what a server directory declared, in C structures the engine
+ * reads without touching Lua. Built by the DSL while the directory loads and
+ * immutable afterwards; owned by its sn_runtime. */
+#ifndef SN_LUA_CATALOG_H
+#define SN_LUA_CATALOG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "schema/schema.h"
+
+typedef enum sn_kind { SN_KIND_TOOL, SN_KIND_RESOURCE, SN_KIND_PROMPT } sn_kind;
+
+typedef enum sn_validator_mode {
+    SN_VALIDATE_FULL,     /* every keyword of the input schema */
+    SN_VALIDATE_REQUIRED, /* only the top-level "required" list (the router's own check) */
+} sn_validator_mode;
+
+/* Protocol revisions, as bits of sn_server.protocols. */
+enum {
+    SN_PROTO_2025_06_18 = 1 << 0,
+    SN_PROTO_2025_11_25 = 1 << 1,
+    SN_PROTO_2026_07_28 = 1 << 2,
+    SN_PROTO_ALL = 7,
+};
+
+typedef struct sn_cache_hint {
+    json_int_t ttl_ms;
+    const char *scope; /* "public" or "private" (static strings) */
+} sn_cache_hint;
+
+typedef struct sn_component {
+    sn_kind kind;
+    char *name;
+    char *file;         /* path relative to the server directory */
+    json_t *title;      /* string or NULL */
+    json_t *description;
+    json_t *icons;      /* array or NULL */
+    json_t *meta;       /* object or NULL, emitted as _meta */
+    int handler_ref;    /* call / read / render, in the registry */
+    /* tools */
+    json_t *annotations;
+    json_t *input_schema;  /* always an object schema */
+    json_t *output_schema; /* or NULL */
+    json_t *required;      /* the input schema's top-level "required" (borrowed from it) */
+    sn_schema *input_validator;
+    sn_schema *output_validator;
+    /* resources */
+    char *uri;
+    json_t *mime_type;
+    json_t *size;
+    json_t *resource_annotations;
+} sn_component;
+
+typedef struct sn_component_list {
+    sn_component **items; /* sorted by name (tools, prompts) or uri (resources) */
+    size_t count;
+    size_t cap;
+} sn_component_list;
+
+typedef struct sn_server {
+    char *name;
+    char *version;
+    json_t *title;
+    json_t *instructions;
+    json_t *website_url;
+    json_t *icons;
+    sn_validator_mode validator;
+    unsigned protocols; /* SN_PROTO_* bits */
+    size_t page_size;
+    sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
+    int init_ref;    /* init(client_info, ctx), or LUA_NOREF */
+    int options_ref; /* the whole snodo.server{} table, for options other issues use */
+} sn_server;
+
+typedef struct sn_catalog {
+    sn_server server;
+    sn_component_list tools;
+    sn_component_list resources;
+    sn_component_list prompts;
+} sn_catalog;
+
+/* Finds a component by exact name (binary search). NULL when absent. */
+const sn_component *sn_catalog_find(const sn_component_list *list, const char *name);
+
+#endif

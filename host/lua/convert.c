@@ -1,0 +1,305 @@
+#include "lua/convert.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+
+/* Key of the empty-array sentinel in the registry (address of a static char,
+ * Lua manual "Registry"). */
+static const char empty_array_key = 0;
+
+void sn_lua_convert_init(lua_State *L)
+{
+    if (luaL_newmetatable(L, SN_LUA_ARRAY_MT)) { /* mt */
+        lua_pushstring(L, "array");
+        lua_setfield(L, -2, "__name");
+    }
+    lua_pop(L, 1);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &empty_array_key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        luaL_setmetatable(L, SN_LUA_ARRAY_MT);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &empty_array_key);
+    } else {
+        lua_pop(L, 1);
+    }
+}
+
+int sn_lua_is_array(lua_State *L, int idx)
+{
+    if (!lua_getmetatable(L, idx))
+        return 0;
+    luaL_getmetatable(L, SN_LUA_ARRAY_MT);
+    int same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same;
+}
+
+void sn_lua_push_json(lua_State *L, const json_t *v)
+{
+    luaL_checkstack(L, 4, "JSON nested too deeply");
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *item;
+        lua_createtable(L, 0, (int)json_object_size(v));
+        json_object_foreach((json_t *)v, key, item) {
+            sn_lua_push_json(L, item);
+            lua_setfield(L, -2, key);
+        }
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *item;
+        lua_createtable(L, (int)json_array_size(v), 0);
+        json_array_foreach(v, i, item) {
+            sn_lua_push_json(L, item);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        luaL_setmetatable(L, SN_LUA_ARRAY_MT);
+        break;
+    }
+    case JSON_STRING:
+        lua_pushlstring(L, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        lua_pushnumber(L, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        lua_pushboolean(L, 1);
+        break;
+    case JSON_FALSE:
+        lua_pushboolean(L, 0);
+        break;
+    case JSON_NULL:
+        lua_pushlightuserdata(L, NULL);
+        break;
+    }
+}
+
+/* ---- Lua -> JSON ---------------------------------------------------------- */
+
+typedef struct path {
+    char buf[256];
+    size_t len;
+} path;
+
+static void path_push(path *p, const char *seg, size_t n, size_t *saved)
+{
+    *saved = p->len;
+    if (p->len + 1 >= sizeof p->buf)
+        return;
+    p->buf[p->len++] = '/';
+    for (size_t i = 0; i < n && p->len + 2 < sizeof p->buf; i++) {
+        if (seg[i] == '~' || seg[i] == '/') {
+            p->buf[p->len++] = '~';
+            p->buf[p->len++] = seg[i] == '~' ? '0' : '1';
+        } else {
+            p->buf[p->len++] = seg[i];
+        }
+    }
+    p->buf[p->len] = '\0';
+}
+
+static void path_pop(path *p, size_t saved)
+{
+    p->len = saved;
+    p->buf[saved] = '\0';
+}
+
+static sn_err fail(sn_diag *diag, const path *p, const char *what)
+{
+    sn_diag_set(diag, "%s at %s", what, p->len ? p->buf : "the top level");
+    if (diag)
+        snprintf(diag->pointer, sizeof diag->pointer, "%s", p->buf);
+    return SN_EINVAL;
+}
+
+static sn_err to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p, int depth);
+
+typedef struct key {
+    const char *s;
+    size_t len;
+} key;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const key *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* A table is an array when it carries the array metatable, or when its keys
+ * are exactly 1..n with n > 0. Returns n, or -1 when it is not an array. */
+static lua_Integer array_length(lua_State *L, int idx)
+{
+    if (sn_lua_is_array(L, idx))
+        return (lua_Integer)lua_rawlen(L, idx);
+    lua_Integer n = 0, max = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (!lua_isinteger(L, -1)) {
+            lua_pop(L, 1);
+            return -1;
+        }
+        lua_Integer k = lua_tointeger(L, -1);
+        if (k < 1) {
+            lua_pop(L, 1);
+            return -1;
+        }
+        if (k > max)
+            max = k;
+        n++;
+    }
+    return n > 0 && n == max ? n : -1;
+}
+
+static sn_err table_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p,
+                            int depth)
+{
+    if (depth > SN_JSON_MAX_DEPTH)
+        return fail(diag, p, "a table nested too deeply (or cyclic)");
+    if (!lua_checkstack(L, 6))
+        return fail(diag, p, "a table nested too deeply");
+    lua_Integer n = array_length(L, idx);
+    if (n >= 0) {
+        json_t *arr = json_array();
+        if (arr == NULL)
+            return SN_ENOMEM;
+        for (lua_Integer i = 1; i <= n; i++) {
+            char seg[24];
+            size_t saved;
+            int len = snprintf(seg, sizeof seg, "%lld", (long long)(i - 1));
+            path_push(p, seg, (size_t)len, &saved);
+            lua_rawgeti(L, idx, i);
+            json_t *item = NULL;
+            sn_err err = to_json(L, lua_gettop(L), &item, diag, p, depth + 1);
+            lua_pop(L, 1);
+            path_pop(p, saved);
+            if (err == SN_OK && json_array_append_new(arr, item) != 0)
+                err = SN_ENOMEM;
+            if (err) {
+                json_decref(arr);
+                return err;
+            }
+        }
+        *out = arr;
+        return SN_OK;
+    }
+    /* Objects come out with sorted keys: Lua's table order changes from run
+     * to run (string hashes are seeded), and output must be deterministic. */
+    size_t nkeys = 0, cap = 0;
+    key *keys = NULL;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            lua_pop(L, 1);
+            sn_free(keys);
+            return fail(diag, p, "a table mixing array and object keys");
+        }
+        if (nkeys == cap) {
+            cap = cap ? cap * 2 : 16;
+            key *grown = sn_realloc(keys, cap * sizeof *keys);
+            if (grown == NULL) {
+                lua_pop(L, 1);
+                sn_free(keys);
+                return SN_ENOMEM;
+            }
+            keys = grown;
+        }
+        /* the string stays alive: it is a key of the table at idx */
+        keys[nkeys].s = lua_tolstring(L, -1, &keys[nkeys].len);
+        nkeys++;
+    }
+    if (nkeys > 1)
+        qsort(keys, nkeys, sizeof *keys, key_cmp);
+    json_t *obj = json_object();
+    sn_err err = obj ? SN_OK : SN_ENOMEM;
+    for (size_t i = 0; err == SN_OK && i < nkeys; i++) {
+        size_t saved;
+        path_push(p, keys[i].s, keys[i].len, &saved);
+        lua_pushlstring(L, keys[i].s, keys[i].len);
+        lua_rawget(L, idx);
+        json_t *item = NULL;
+        err = to_json(L, lua_gettop(L), &item, diag, p, depth + 1);
+        lua_pop(L, 1);
+        path_pop(p, saved);
+        if (err == SN_OK && json_object_setn_new_nocheck(obj, keys[i].s, keys[i].len, item))
+            err = SN_ENOMEM;
+    }
+    sn_free(keys);
+    if (err) {
+        json_decref(obj);
+        return err;
+    }
+    *out = obj;
+    return SN_OK;
+}
+
+static sn_err to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p, int depth)
+{
+    json_t *v = NULL;
+    switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+        v = json_boolean(lua_toboolean(L, idx));
+        break;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) {
+            v = json_integer((json_int_t)lua_tointeger(L, idx));
+        } else {
+            double d = lua_tonumber(L, idx);
+            if (!isfinite(d))
+                return fail(diag, p, "a number that is not finite (NaN or infinity)");
+            v = json_real(d);
+        }
+        break;
+    case LUA_TSTRING: {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        v = json_stringn(s, len);
+        if (v == NULL)
+            return fail(diag, p, "a string that is not valid UTF-8");
+        break;
+    }
+    case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, idx) != NULL)
+            return fail(diag, p, "a light userdata");
+        v = json_null();
+        break;
+    case LUA_TTABLE:
+        return table_to_json(L, idx, out, diag, p, depth);
+    default: {
+        char what[64];
+        snprintf(what, sizeof what, "a %s", luaL_typename(L, idx));
+        return fail(diag, p, what);
+    }
+    }
+    if (v == NULL)
+        return SN_ENOMEM;
+    *out = v;
+    return SN_OK;
+}
+
+sn_err sn_lua_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag)
+{
+    path p = {.len = 0};
+    p.buf[0] = '\0';
+    idx = lua_absindex(L, idx);
+    sn_err err = to_json(L, idx, out, diag, &p, 0);
+    if (err == SN_EINVAL && diag) {
+        char tmp[sizeof diag->message];
+        snprintf(tmp, sizeof tmp, "cannot convert %.480s to JSON", diag->message);
+        memcpy(diag->message, tmp, sizeof tmp);
+    }
+    return err;
+}

@@ -1,0 +1,44 @@
+/* Shared between the files of host/lua/; nothing outside includes it. */
+#ifndef SN_LUA_INTERNAL_H
+#define SN_LUA_INTERNAL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdbool.h>
+
+#include "lua/catalog.h"
+
+#define SN_ARGUMENT_MT "snodo.Argument"
+#define SN_ARRAY_TYPE_MT "snodo.ArrayType"
+#define SN_OUTPUT_MT "snodo.OutputSchema"
+#define SN_ERROR_MT "snodo.Error"
+#define SN_CONTEXT_MT "snodo.Context"
+#define SN_CONTENT_MT "snodo.Content"
+#define SN_RESULT_MT "snodo.Result"
+#define SN_BLOB_MT "snodo.Blob"
+#define SN_MESSAGE_MT "snodo.Message"
+
+/* What the DSL functions share through their upvalue: the catalog being
+ * built and where loading is. */
+typedef struct sn__loader {
+    sn_catalog *catalog;
+    const char *file;  /* relative path of the file being loaded, or NULL */
+    bool loading;      /* the phase guard: registration only while true */
+    bool server_seen;  /* snodo.server{} was called */
+} sn__loader;
+
+/* Opens the snodo module with `loader` (may be NULL: then every
+ * registration function raises, as in plain `require "snodo"`). [-0, +1, m] */
+int sn__open_snodo(lua_State *L, sn__loader *loader);
+
+/* Installs the embedded lua/ modules into package.preload. [-0, +0, m] */
+void sn__preload_embedded(lua_State *L);
+
+/* Component lifecycle. */
+sn_component *sn__component_new(sn_kind kind);
+void sn__component_free(lua_State *L, sn_component *c);
+int sn__list_add(sn_component_list *list, sn_component *c);
+void sn__list_sort(sn_component_list *list);
+void sn__catalog_clear(lua_State *L, sn_catalog *cat);
+
+#endif

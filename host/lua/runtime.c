@@ -1,0 +1,446 @@
+/* Loading a server directory into a fresh Lua VM. */
+#include "lua/runtime.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/alloc.h"
+#include "lua/embedded.h"
+#include "lua/internal.h"
+
+struct sn_runtime {
+    lua_State *L;
+    sn_catalog catalog;
+    sn__loader loader; /* the DSL's upvalue points here: lives as long as L */
+    char *dir;
+};
+
+/* ==== components and lists =============================================== */
+
+sn_component *sn__component_new(sn_kind kind)
+{
+    sn_component *c = sn_calloc(1, sizeof *c);
+    if (c) {
+        c->kind = kind;
+        c->handler_ref = LUA_NOREF;
+    }
+    return c;
+}
+
+void sn__component_free(lua_State *L, sn_component *c)
+{
+    if (c == NULL)
+        return;
+    if (L)
+        luaL_unref(L, LUA_REGISTRYINDEX, c->handler_ref);
+    sn_free(c->name);
+    sn_free(c->file);
+    sn_free(c->uri);
+    json_decref(c->title);
+    json_decref(c->description);
+    json_decref(c->icons);
+    json_decref(c->meta);
+    json_decref(c->annotations);
+    json_decref(c->input_schema);
+    json_decref(c->output_schema);
+    json_decref(c->mime_type);
+    json_decref(c->size);
+    json_decref(c->resource_annotations);
+    sn_schema_free(c->input_validator);
+    sn_schema_free(c->output_validator);
+    sn_free(c);
+}
+
+int sn__list_add(sn_component_list *list, sn_component *c)
+{
+    if (list->count == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 8;
+        sn_component **items = sn_realloc(list->items, cap * sizeof *items);
+        if (items == NULL)
+            return -1;
+        list->items = items;
+        list->cap = cap;
+    }
+    list->items[list->count++] = c;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const sn_component *x = *(const sn_component *const *)a;
+    const sn_component *y = *(const sn_component *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+void sn__list_sort(sn_component_list *list)
+{
+    if (list->count > 1)
+        qsort(list->items, list->count, sizeof *list->items, by_name);
+}
+
+const sn_component *sn_catalog_find(const sn_component_list *list, const char *name)
+{
+    size_t lo = 0, hi = list->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(name, list->items[mid]->name);
+        if (cmp == 0)
+            return list->items[mid];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+static void list_clear(lua_State *L, sn_component_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        sn__component_free(L, list->items[i]);
+    sn_free(list->items);
+    memset(list, 0, sizeof *list);
+}
+
+void sn__catalog_clear(lua_State *L, sn_catalog *cat)
+{
+    list_clear(L, &cat->tools);
+    list_clear(L, &cat->resources);
+    list_clear(L, &cat->prompts);
+    sn_server *s = &cat->server;
+    sn_free(s->name);
+    sn_free(s->version);
+    json_decref(s->title);
+    json_decref(s->instructions);
+    json_decref(s->website_url);
+    json_decref(s->icons);
+    if (L) {
+        luaL_unref(L, LUA_REGISTRYINDEX, s->init_ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, s->options_ref);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* ==== the VM ============================================================= */
+
+static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    (void)ud;
+    (void)osize;
+    if (nsize == 0) {
+        sn_free(ptr);
+        return NULL;
+    }
+    return sn_realloc(ptr, nsize);
+}
+
+/* print() writes to stderr: under --stdio, stdout carries only protocol
+ * messages (MCP stdio transport: "MUST NOT write anything to its stdout that
+ * is not a valid MCP message"). */
+static int stderr_print(lua_State *L)
+{
+    int n = lua_gettop(L);
+    for (int i = 1; i <= n; i++) {
+        size_t len;
+        const char *s = luaL_tolstring(L, i, &len);
+        if (i > 1)
+            fputc('\t', stderr);
+        fwrite(s, 1, len, stderr);
+        lua_pop(L, 1);
+    }
+    fputc('\n', stderr);
+    fflush(stderr);
+    return 0;
+}
+
+static int load_embedded(lua_State *L)
+{
+    const sn_embedded_lua *e = lua_touserdata(L, lua_upvalueindex(1));
+    char chunk[128];
+    snprintf(chunk, sizeof chunk, "=[snodo] %s", e->module);
+    if (luaL_loadbufferx(L, e->source, e->len, chunk, "t") != LUA_OK)
+        return lua_error(L);
+    lua_pushstring(L, e->module);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+void sn__preload_embedded(lua_State *L)
+{
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    for (const sn_embedded_lua *e = sn_embedded_lua_files; e->module; e++) {
+        lua_pushlightuserdata(L, (void *)e);
+        lua_pushcclosure(L, load_embedded, 1);
+        lua_setfield(L, -2, e->module);
+    }
+    lua_pop(L, 1);
+}
+
+static int open_snodo(lua_State *L)
+{
+    return sn__open_snodo(L, lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+/* Traceback message handler (lua.c msghandler). Error objects that are not
+ * strings (snodo.errors.*) pass through untouched. */
+static int msghandler(lua_State *L)
+{
+    if (lua_type(L, 1) != LUA_TSTRING)
+        return 1;
+    luaL_traceback(L, L, lua_tostring(L, 1), 1);
+    return 1;
+}
+
+/* ==== loading the directory ============================================== */
+
+typedef struct file_list {
+    char **paths; /* relative to the directory */
+    size_t count, cap;
+} file_list;
+
+static int collect(const char *root, const char *rel, file_list *out, int depth)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return depth == 0 ? -1 : 0;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue; /* ., .., hidden files and folders */
+        char sub[4096], full[8192];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(full, sizeof full, "%s/%s", root, sub);
+        struct stat st;
+        if (stat(full, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth < 16)
+                rc = collect(root, sub, out, depth + 1);
+            continue;
+        }
+        size_t n = strlen(sub);
+        if (!S_ISREG(st.st_mode) || n < 5 || strcmp(sub + n - 4, ".lua") != 0)
+            continue;
+        if (out->count == out->cap) {
+            size_t cap = out->cap ? out->cap * 2 : 32;
+            char **p = sn_realloc(out->paths, cap * sizeof *p);
+            if (p == NULL) {
+                rc = -2;
+                break;
+            }
+            out->paths = p;
+            out->cap = cap;
+        }
+        if ((out->paths[out->count] = sn_strndup(sub, n)) == NULL) {
+            rc = -2;
+            break;
+        }
+        out->count++;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    /* server.lua sorts first */
+    int sx = strcmp(x, "server.lua") == 0, sy = strcmp(y, "server.lua") == 0;
+    if (sx != sy)
+        return sy - sx;
+    return strcmp(x, y);
+}
+
+/* Runs one component file in its own _ENV (globals read through to _G). */
+static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
+{
+    lua_State *L = rt->L;
+    char full[8192], chunk[4200];
+    snprintf(full, sizeof full, "%s/%s", rt->dir, rel);
+    snprintf(chunk, sizeof chunk, "@%s", rel);
+    FILE *f = fopen(full, "rb");
+    if (f == NULL) {
+        sn_diag_set(diag, "%s: cannot open: %s", rel, strerror(errno));
+        return -1;
+    }
+    luaL_Buffer buf;
+    luaL_buffinit(L, &buf);
+    size_t n;
+    char *p;
+    do {
+        p = luaL_prepbuffer(&buf);
+        n = fread(p, 1, LUAL_BUFFERSIZE, f);
+        luaL_addsize(&buf, n);
+    } while (n == LUAL_BUFFERSIZE);
+    fclose(f);
+    luaL_pushresult(&buf);
+    size_t len;
+    const char *src = lua_tolstring(L, -1, &len);
+    lua_pushcfunction(L, msghandler);
+    int rc = luaL_loadbufferx(L, src, len, chunk, "t");
+    if (rc == LUA_OK) {
+        lua_createtable(L, 0, 0); /* the file's _ENV */
+        lua_createtable(L, 0, 1);
+        lua_pushglobaltable(L);
+        lua_setfield(L, -2, "__index");
+        lua_setmetatable(L, -2);
+        lua_setupvalue(L, -2, 1);
+        rt->loader.file = rel;
+        rt->loader.loading = true;
+        rc = lua_pcall(L, 0, 0, -2);
+        rt->loader.loading = false;
+        rt->loader.file = NULL;
+    }
+    if (rc != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sn_diag_set(diag, "%s", msg ? msg : "error object is not a string");
+        lua_pop(L, 3);
+        return -1;
+    }
+    lua_pop(L, 2);
+    return 0;
+}
+
+static void set_defaults(sn_runtime *rt, const char *dir)
+{
+    sn_server *s = &rt->catalog.server;
+    s->protocols = SN_PROTO_ALL;
+    s->page_size = 100;
+    s->validator = SN_VALIDATE_FULL;
+    s->init_ref = s->options_ref = LUA_NOREF;
+    /* cache hints: lists change only on reload, so a minute is safe */
+    sn_cache_hint list = {60000, "public"};
+    s->tools_cache = s->prompts_cache = s->resources_cache = s->discovery_cache = list;
+    (void)dir;
+}
+
+static int finish_defaults(sn_runtime *rt)
+{
+    sn_server *s = &rt->catalog.server;
+    if (s->name == NULL) {
+        const char *base = strrchr(rt->dir, '/');
+        base = base && base[1] ? base + 1 : rt->dir;
+        s->name = sn_strndup(base, strlen(base));
+    }
+    if (s->version == NULL)
+        s->version = sn_strndup("0.0.0", 5);
+    return s->name && s->version ? 0 : -1;
+}
+
+sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
+{
+    sn_err err = SN_ENOMEM;
+    file_list files = {0};
+    sn_runtime *rt = sn_calloc(1, sizeof *rt);
+    if (rt == NULL)
+        return SN_ENOMEM;
+    size_t dlen = strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
+    if ((rt->dir = sn_strndup(dir, dlen)) == NULL)
+        goto fail;
+    rt->loader.catalog = &rt->catalog;
+    set_defaults(rt, dir);
+    if ((rt->L = lua_newstate(vm_alloc, NULL)) == NULL)
+        goto fail;
+    lua_State *L = rt->L;
+    luaL_openlibs(L);
+    lua_pushcfunction(L, stderr_print);
+    lua_setglobal(L, "print");
+    sn__preload_embedded(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushlightuserdata(L, &rt->loader);
+    lua_pushcclosure(L, open_snodo, 1);
+    lua_setfield(L, -2, "snodo");
+    lua_pop(L, 1);
+    /* the directory goes first on package.path, so files can require helpers */
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", rt->dir, rt->dir);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+
+    int rc = collect(rt->dir, "", &files, 0);
+    if (rc == -1) {
+        sn_diag_set(diag, "%s: cannot read the directory: %s", rt->dir, strerror(errno));
+        err = SN_ELOAD;
+        goto fail;
+    }
+    if (rc == -2)
+        goto fail;
+    qsort(files.paths, files.count, sizeof *files.paths, by_path);
+    for (size_t i = 0; i < files.count; i++) {
+        if (load_file(rt, files.paths[i], diag)) {
+            err = SN_ELOAD;
+            goto fail;
+        }
+    }
+    sn__list_sort(&rt->catalog.tools);
+    sn__list_sort(&rt->catalog.prompts);
+    sn__list_sort(&rt->catalog.resources);
+    if (finish_defaults(rt))
+        goto fail;
+    lua_gc(L, LUA_GCCOLLECT);
+    for (size_t i = 0; i < files.count; i++)
+        sn_free(files.paths[i]);
+    sn_free(files.paths);
+    *out = rt;
+    return SN_OK;
+fail:
+    for (size_t i = 0; i < files.count; i++)
+        sn_free(files.paths[i]);
+    sn_free(files.paths);
+    if (err == SN_ENOMEM)
+        sn_diag_set(diag, "out of memory while loading %s", dir);
+    sn_runtime_free(rt);
+    return err;
+}
+
+void sn_runtime_free(sn_runtime *rt)
+{
+    if (rt == NULL)
+        return;
+    sn__catalog_clear(NULL, &rt->catalog); /* the VM goes away whole */
+    if (rt->L)
+        lua_close(rt->L);
+    sn_free(rt->dir);
+    sn_free(rt);
+}
+
+const sn_catalog *sn_runtime_catalog(const sn_runtime *rt)
+{
+    return &rt->catalog;
+}
+
+lua_State *sn_runtime_lua(sn_runtime *rt)
+{
+    return rt->L;
+}
+
+void sn_runtime_describe(const sn_runtime *rt, FILE *out)
+{
+    const sn_catalog *c = &rt->catalog;
+    fprintf(out, "server %s %s\n", c->server.name, c->server.version);
+    const struct {
+        const char *label;
+        const sn_component_list *list;
+    } lists[] = {{"tool", &c->tools}, {"resource", &c->resources}, {"prompt", &c->prompts}};
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t i = 0; i < lists[k].list->count; i++) {
+            const sn_component *x = lists[k].list->items[i];
+            fprintf(out, "  %-8s %-32s %s\n", lists[k].label, x->name, x->file);
+        }
+    }
+    fprintf(out, "%zu tools, %zu resources, %zu prompts\n", c->tools.count, c->resources.count,
+            c->prompts.count);
+}

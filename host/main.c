@@ -1,0 +1,176 @@
+/* The snodo command: wiring only. Parses the command line, loads the server
+ * directory, and hands it to a transport. The only place that exits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "lua/runtime.h"
+#include "proto/engine.h"
+#include "transport/stdio.h"
+
+static const char usage[] =
+    "usage: snodo serve [DIR] [--stdio | --http HOST:PORT] [--workers N] [--no-watch]\n"
+    "       snodo check DIR\n"
+    "       snodo call DIR TOOL [JSON]\n"
+    "       snodo --version\n";
+
+/* stdout belongs to the protocol: keep a private descriptor for it and point
+ * fd 1 at stderr, so print, io.write and child processes cannot corrupt the
+ * stream (MCP stdio: nothing but protocol messages on stdout). */
+static int claim_stdout(void)
+{
+    fflush(stdout);
+    int fd = dup(STDOUT_FILENO);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        perror("snodo: cannot redirect stdout");
+        exit(1);
+    }
+    return fd;
+}
+
+static sn_runtime *load(const char *dir)
+{
+    sn_runtime *rt = NULL;
+    sn_diag diag = {.message = "", .pointer = ""};
+    sn_err err = sn_runtime_load(dir, &rt, &diag);
+    if (err) {
+        fprintf(stderr, "snodo: %s: %s\n", dir, diag.message[0] ? diag.message : sn_err_str(err));
+        return NULL;
+    }
+    return rt;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    if (argc != 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    sn_runtime *rt = load(argv[0]);
+    if (rt == NULL)
+        return 1;
+    sn_runtime_describe(rt, stdout);
+    sn_runtime_free(rt);
+    return 0;
+}
+
+typedef struct capture {
+    char *text;
+} capture;
+
+static void keep_last(void *ud, const char *json, size_t len)
+{
+    capture *c = ud;
+    free(c->text);
+    c->text = strndup(json, len);
+}
+
+/* One in-process tools/call, served in the 2026-07-28 era so it runs through
+ * the same validation as a client's call. Prints the result object. */
+static int cmd_call(int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    int out_fd = claim_stdout();
+    sn_runtime *rt = load(argv[0]);
+    if (rt == NULL)
+        return 1;
+    const char *args = argc == 3 ? argv[2] : "{}";
+    json_error_t jerr;
+    json_t *arguments = json_loads(args, JSON_REJECT_DUPLICATES, &jerr);
+    if (arguments == NULL) {
+        fprintf(stderr, "snodo: call: the arguments are not JSON: %s\n", jerr.text);
+        sn_runtime_free(rt);
+        return 2;
+    }
+    json_t *req = json_pack(
+        "{sssiss{ssso s{ss s{}}}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call", "params",
+        "name", argv[1], "arguments", arguments, "_meta",
+        "io.modelcontextprotocol/protocolVersion", "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities");
+    char *text = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    sn_engine *engine = NULL;
+    capture cap = {NULL};
+    int rc = 1;
+    if (text && sn_engine_create(rt, &engine) == SN_OK &&
+        sn_engine_handle(engine, NULL, text, strlen(text), NULL, NULL, keep_last, &cap) == SN_OK &&
+        cap.text) {
+        json_t *reply = json_loads(cap.text, 0, NULL);
+        json_t *result = json_object_get(reply, "result");
+        json_t *shown = result ? result : json_object_get(reply, "error");
+        if (result)
+            json_object_del(result, "_meta");
+        char *pretty = json_dumps(shown, JSON_INDENT(2));
+        if (pretty) {
+            dprintf(out_fd, "%s\n", pretty);
+            free(pretty);
+        }
+        rc = result && !json_is_true(json_object_get(result, "isError")) ? 0 : 1;
+        json_decref(reply);
+    }
+    free(text);
+    free(cap.text);
+    sn_engine_free(engine);
+    sn_runtime_free(rt);
+    return rc;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    const char *dir = "components";
+    int use_stdio = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--stdio") == 0) {
+            use_stdio = 1;
+        } else if (strcmp(argv[i], "--no-watch") == 0) {
+            /* hot reload is not built yet: every serve is --no-watch */
+        } else if ((strcmp(argv[i], "--http") == 0 || strcmp(argv[i], "--workers") == 0) &&
+                   i + 1 < argc) {
+            i++;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "snodo: serve: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!use_stdio) {
+        fputs("snodo: serve: the HTTP transport is not built yet; use --stdio\n", stderr);
+        return 2;
+    }
+    int out_fd = claim_stdout();
+    sn_runtime *rt = load(dir);
+    if (rt == NULL)
+        return 1;
+    sn_engine *engine = NULL;
+    if (sn_engine_create(rt, &engine) != SN_OK) {
+        sn_runtime_free(rt);
+        return 1;
+    }
+    sn_log(SN_LOG_INFO, "serving %s over stdio", dir);
+    int rc = sn_stdio_serve(engine, STDIN_FILENO, out_fd, NULL);
+    sn_engine_free(engine);
+    sn_runtime_free(rt);
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+        printf("snodo %s\n", SN_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+        return cmd_serve(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "call") == 0)
+        return cmd_call(argc - 2, argv + 2);
+    fputs(usage, stderr);
+    return 2;
+}

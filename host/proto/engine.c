@@ -1,0 +1,553 @@
+/* The protocol engine. Reading order: the era decision (sn_engine_handle),
+ * then the method table, then one handler per method.
+ *
+ * Spec decisions pinned by transcripts in tests/wire/:
+ * - A tool call whose arguments fail the input schema is a result with
+ *   isError: true (2025-11-25 and 2026-07-28 tools: input validation errors
+ *   are execution errors the model can correct; DIGEST A13). An unknown tool
+ *   and non-object arguments are JSON-RPC -32602.
+ * - stdio: a message without the 2026-07-28 _meta before `initialize` is a
+ *   modern request missing its _meta (-32602), except `ping` (DIGEST A11).
+ * - `initialize` counter-offers 2025-11-25 for any version it does not
+ *   speak (DIGEST A2). */
+#include "proto/engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+#include "lua/call.h"
+#include "proto/internal.h"
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_CLIENT "io.modelcontextprotocol/clientInfo"
+#define META_LOG "io.modelcontextprotocol/logLevel"
+#define META_SERVER "io.modelcontextprotocol/serverInfo"
+
+struct sn_engine {
+    sn_runtime *rt; /* borrowed */
+};
+
+struct sn_session {
+    sn_engine *engine;
+    char *id;
+    char *protocol; /* negotiated version, NULL before initialize */
+    json_t *client_info;
+    json_t *client_capabilities;
+    int log_level; /* -1 until logging/setLevel */
+    int assigns_ref;
+};
+
+/* Versions newest first: the order of supportedVersions and -32022 data. */
+static const struct {
+    const char *name;
+    unsigned bit;
+    bool modern;
+} versions[] = {
+    {"2026-07-28", SN_PROTO_2026_07_28, true},
+    {"2025-11-25", SN_PROTO_2025_11_25, false},
+    {"2025-06-18", SN_PROTO_2025_06_18, false},
+};
+#define N_VERSIONS (sizeof versions / sizeof versions[0])
+
+/* ==== lifecycle =========================================================== */
+
+sn_err sn_engine_create(sn_runtime *rt, sn_engine **out)
+{
+    sn_engine *e = sn_calloc(1, sizeof *e);
+    if (e == NULL)
+        return SN_ENOMEM;
+    e->rt = rt;
+    *out = e;
+    return SN_OK;
+}
+
+void sn_engine_free(sn_engine *e)
+{
+    sn_free(e);
+}
+
+sn_session *sn_session_new(sn_engine *e, const char *id)
+{
+    sn_session *s = sn_calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->engine = e;
+    s->log_level = -1;
+    s->assigns_ref = -2; /* LUA_NOREF: created on initialize */
+    if (id && (s->id = sn_strndup(id, strlen(id))) == NULL) {
+        sn_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sn_session_free(sn_session *s)
+{
+    if (s == NULL)
+        return;
+    if (s->assigns_ref >= 0)
+        sn_call_free_assigns(s->engine->rt, s->assigns_ref);
+    sn_free(s->id);
+    sn_free(s->protocol);
+    json_decref(s->client_info);
+    json_decref(s->client_capabilities);
+    sn_free(s);
+}
+
+bool sn_session_initialized(const sn_session *s)
+{
+    return s && s->protocol;
+}
+
+const char *sn_session_protocol(const sn_session *s)
+{
+    return s ? s->protocol : NULL;
+}
+
+/* ==== replies ============================================================= */
+
+static void emit_json(sn__request *r, json_t *msg)
+{
+    if (msg == NULL) {
+        r->failed = true;
+        return;
+    }
+    char *text = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(msg);
+    if (text == NULL) {
+        r->failed = true;
+        return;
+    }
+    r->emit(r->ud, text, strlen(text));
+    free(text);
+}
+
+void sn__reply_error(sn__request *r, int code, const char *message, json_t *data)
+{
+    json_t *err = json_pack("{siss}", "code", code, "message", message);
+    if (err && data)
+        json_object_set_new(err, "data", data);
+    else
+        json_decref(data);
+    json_t *id = r->id ? json_incref(r->id) : json_null();
+    if (r->out && r->out->http_status == 200)
+        r->out->http_status = sn__http_status_for(code);
+    if (r->is_notification) { /* never answer a notification */
+        json_decref(err);
+        json_decref(id);
+        return;
+    }
+    emit_json(r, json_pack("{sssoso}", "jsonrpc", "2.0", "id", id, "error", err));
+}
+
+/* Adds the era's decorations and sends `result` (takes it). */
+void sn__reply_result(sn__request *r, json_t *result)
+{
+    if (result == NULL) {
+        sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+        return;
+    }
+    if (r->stateless) {
+        const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
+        if (!json_object_get(result, "resultType"))
+            json_object_set_new(result, "resultType", json_string("complete"));
+        json_t *meta = json_object_get(result, "_meta");
+        if (meta == NULL) {
+            meta = json_object();
+            json_object_set_new(result, "_meta", meta);
+        }
+        json_object_set_new(meta, META_SERVER,
+                            json_pack("{ssss}", "name", s->name, "version", s->version));
+    }
+    if (r->is_notification) {
+        json_decref(result);
+        return;
+    }
+    emit_json(r, json_pack("{sssOso}", "jsonrpc", "2.0", "id", r->id, "result", result));
+}
+
+int sn__http_status_for(int code)
+{
+    switch (code) {
+    case -32700:
+    case -32600:
+    case -32020:
+    case -32021:
+    case -32022:
+        return 400;
+    case -32601:
+        return 404;
+    default:
+        return 200;
+    }
+}
+
+/* Cache hints of 2026-07-28 (caching.mdx: REQUIRED on discover, lists, read). */
+void sn__add_cache_hint(sn__request *r, json_t *result, const sn_cache_hint *hint)
+{
+    if (!r->stateless || result == NULL)
+        return;
+    json_object_set_new(result, "ttlMs", json_integer(hint->ttl_ms));
+    json_object_set_new(result, "cacheScope", json_string(hint->scope));
+}
+
+/* ==== capabilities and identity ========================================== */
+
+static json_t *server_capabilities(const sn__request *r)
+{
+    const sn_catalog *c = sn_runtime_catalog(r->engine->rt);
+    json_t *caps = json_object();
+    if (c->tools.count)
+        json_object_set_new(caps, "tools", json_object());
+    if (c->resources.count)
+        json_object_set_new(caps, "resources", json_object());
+    if (c->prompts.count)
+        json_object_set_new(caps, "prompts", json_object());
+    if (!r->stateless)
+        json_object_set_new(caps, "logging", json_object());
+    if (r->stateless)
+        json_object_set_new(caps, "extensions", json_object());
+    return caps;
+}
+
+/* Implementation: name, version, and from 2025-11-25 on the newer fields. */
+static json_t *server_info(const sn__request *r)
+{
+    const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
+    json_t *info = json_pack("{ssss}", "name", s->name, "version", s->version);
+    if (s->title)
+        json_object_set(info, "title", s->title);
+    if (strcmp(r->version, "2025-06-18") != 0) {
+        if (s->icons)
+            json_object_set(info, "icons", s->icons);
+        if (s->website_url)
+            json_object_set(info, "websiteUrl", s->website_url);
+    }
+    return info;
+}
+
+static json_t *supported_versions(const sn_engine *e)
+{
+    unsigned on = sn_runtime_catalog(e->rt)->server.protocols;
+    json_t *list = json_array();
+    for (size_t i = 0; i < N_VERSIONS; i++)
+        if (on & versions[i].bit)
+            json_array_append_new(list, json_string(versions[i].name));
+    return list;
+}
+
+/* ==== initialize-era methods ============================================= */
+
+static void on_initialize(sn__request *r)
+{
+    sn_session *s = r->session;
+    if (s == NULL) {
+        sn__reply_error(r, -32600, "Invalid Request: initialize needs a session", NULL);
+        return;
+    }
+    if (s->protocol) {
+        sn__reply_error(r, -32600, "Invalid Request: the session is already initialized", NULL);
+        return;
+    }
+    unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
+    const char *asked = json_string_value(json_object_get(r->params, "protocolVersion"));
+    const char *chosen = NULL;
+    for (size_t i = 0; i < N_VERSIONS; i++) {
+        if (versions[i].modern || !(on & versions[i].bit))
+            continue;
+        if (chosen == NULL)
+            chosen = versions[i].name; /* the newest initialize-era version we speak */
+        if (asked && strcmp(asked, versions[i].name) == 0) {
+            chosen = versions[i].name;
+            break;
+        }
+    }
+    if (chosen == NULL) {
+        /* versioning.mdx: a modern-only server names its versions in the error */
+        sn__reply_error(r, -32602, "Unsupported protocol version",
+                        json_pack("{soss?}", "supported", supported_versions(r->engine),
+                                  "requested", asked));
+        return;
+    }
+    json_t *info = json_object_get(r->params, "clientInfo");
+    json_t *caps = json_object_get(r->params, "capabilities");
+    s->protocol = sn_strndup(chosen, strlen(chosen));
+    s->client_info = json_is_object(info) ? json_incref(info) : NULL;
+    s->client_capabilities = json_is_object(caps) ? json_incref(caps) : json_object();
+    s->assigns_ref = sn_call_new_assigns(r->engine->rt);
+    r->version = s->protocol;
+    if (r->out)
+        r->out->initialized = true;
+
+    const sn_server *srv = &sn_runtime_catalog(r->engine->rt)->server;
+    sn_frame frame;
+    sn__frame_init(r, &frame);
+    sn_call_init(r->engine->rt, &frame);
+    json_t *result = json_pack("{sssoso}", "protocolVersion", chosen, "capabilities",
+                               server_capabilities(r), "serverInfo", server_info(r));
+    if (result && srv->instructions)
+        json_object_set(result, "instructions", srv->instructions);
+    sn__reply_result(r, result);
+}
+
+static void on_ping(sn__request *r)
+{
+    sn__reply_result(r, json_object());
+}
+
+static void on_set_level(sn__request *r)
+{
+    const char *level = json_string_value(json_object_get(r->params, "level"));
+    int rank = level ? sn_log_level_index(level) : -1;
+    if (rank < 0) {
+        sn__reply_error(r, -32602, "Invalid params: level must be an RFC 5424 level name", NULL);
+        return;
+    }
+    r->session->log_level = rank;
+    sn__reply_result(r, json_object());
+}
+
+static void on_notification(sn__request *r)
+{
+    (void)r; /* initialized, cancelled, roots/list_changed: nothing to answer */
+}
+
+/* ==== 2026-07-28 methods ================================================== */
+
+static void on_discover(sn__request *r)
+{
+    const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
+    json_t *result = json_pack("{sososo}", "supportedVersions", supported_versions(r->engine),
+                               "capabilities", server_capabilities(r), "serverInfo",
+                               server_info(r));
+    if (result && s->instructions)
+        json_object_set(result, "instructions", s->instructions);
+    /* DiscoverResult has no serverInfo field: identity travels in _meta */
+    json_object_del(result, "serverInfo");
+    sn__add_cache_hint(r, result, &s->discovery_cache);
+    sn__reply_result(r, result);
+}
+
+/* ==== the method table ==================================================== */
+
+enum {
+    M_LEGACY = 1 << 0,       /* served in the initialize era */
+    M_MODERN = 1 << 1,       /* served in the 2026-07-28 era */
+    M_NOTIFICATION = 1 << 2, /* has no id, gets no answer */
+};
+
+typedef struct method {
+    const char *name;
+    void (*handle)(sn__request *r);
+    unsigned flags;
+} method;
+
+static const method methods[] = {
+    {"initialize", on_initialize, M_LEGACY},
+    {"ping", on_ping, M_LEGACY},
+    {"logging/setLevel", on_set_level, M_LEGACY},
+    {"server/discover", on_discover, M_MODERN},
+    {"tools/list", sn__on_tools_list, M_LEGACY | M_MODERN},
+    {"tools/call", sn__on_tools_call, M_LEGACY | M_MODERN},
+    {"notifications/initialized", on_notification, M_LEGACY | M_NOTIFICATION},
+    {"notifications/cancelled", on_notification, M_LEGACY | M_MODERN | M_NOTIFICATION},
+    {"notifications/roots/list_changed", on_notification, M_LEGACY | M_NOTIFICATION},
+    {NULL, NULL, 0},
+};
+
+static const method *find_method(const char *name)
+{
+    for (const method *m = methods; m->name; m++)
+        if (strcmp(m->name, name) == 0)
+            return m;
+    return NULL;
+}
+
+/* ==== the frame a handler sees ============================================ */
+
+static void notify_emit(void *ud, json_t *msg)
+{
+    emit_json(ud, msg);
+}
+
+void sn__frame_init(sn__request *r, sn_frame *f)
+{
+    memset(f, 0, sizeof *f);
+    f->protocol_version = r->version;
+    f->stateless = r->stateless;
+    f->request_meta = r->meta;
+    f->headers = r->in ? r->in->headers : NULL;
+    f->progress_token = r->meta ? json_object_get(r->meta, "progressToken") : NULL;
+    f->notify = notify_emit;
+    f->notify_ud = r;
+    f->assigns_ref = -2; /* LUA_NOREF */
+    f->log_level = -1;
+    if (r->stateless) {
+        f->client_info = json_object_get(r->meta, META_CLIENT);
+        f->client_capabilities = json_object_get(r->meta, META_CAPS);
+        const char *level = json_string_value(json_object_get(r->meta, META_LOG));
+        f->log_level = level ? sn_log_level_index(level) : -1;
+    } else if (r->session) {
+        f->session_id = r->session->id;
+        f->client_info = r->session->client_info;
+        f->client_capabilities = r->session->client_capabilities;
+        f->log_level = r->session->log_level;
+        f->assigns_ref = r->session->assigns_ref;
+    }
+    if (f->progress_token && !json_is_string(f->progress_token) &&
+        !json_is_integer(f->progress_token))
+        f->progress_token = NULL;
+}
+
+/* ==== one message ========================================================= */
+
+static bool valid_id(const json_t *id)
+{
+    return json_is_string(id) || json_is_integer(id);
+}
+
+/* 2026-07-28 per-request checks, in DIGEST A4 order: required _meta fields
+ * (-32602), supported version (-32022). */
+static bool check_modern(sn__request *r)
+{
+    const char *v = json_string_value(json_object_get(r->meta, META_VERSION));
+    if (v == NULL) {
+        sn__reply_error(r, -32602, "Invalid params: missing required _meta field " META_VERSION,
+                        NULL);
+        return false;
+    }
+    if (!json_is_object(json_object_get(r->meta, META_CAPS))) {
+        sn__reply_error(r, -32602, "Invalid params: missing required _meta field " META_CAPS,
+                        NULL);
+        return false;
+    }
+    unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
+    if (strcmp(v, "2026-07-28") != 0 || !(on & SN_PROTO_2026_07_28)) {
+        sn__reply_error(r, -32022, "Unsupported protocol version",
+                        json_pack("{soss}", "supported", supported_versions(r->engine),
+                                  "requested", v));
+        return false;
+    }
+    json_t *level = json_object_get(r->meta, META_LOG);
+    if (level && (!json_is_string(level) || sn_log_level_index(json_string_value(level)) < 0)) {
+        sn__reply_error(r, -32602, "Invalid params: _meta " META_LOG " is not a log level", NULL);
+        return false;
+    }
+    r->version = "2026-07-28";
+    return true;
+}
+
+static void dispatch(sn__request *r, const char *name)
+{
+    const method *m = find_method(name);
+    unsigned era = r->stateless ? M_MODERN : M_LEGACY;
+    if (m && (m->flags & M_NOTIFICATION) != 0 && !r->is_notification)
+        m = NULL; /* a notification method sent as a request */
+    if (m == NULL || !(m->flags & era)) {
+        if (!r->is_notification) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "Method not found: %.200s", name);
+            sn__reply_error(r, -32601, msg, NULL);
+        }
+        return;
+    }
+    if (r->is_notification && !(m->flags & M_NOTIFICATION))
+        return; /* a request method sent as a notification: nothing to answer */
+    m->handle(r);
+}
+
+sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size_t len,
+                        const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit,
+                        void *ud)
+{
+    sn__request r = {.engine = e, .session = session, .in = in, .out = out, .emit = emit,
+                     .ud = ud};
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->http_status = 200;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc == NULL) {
+        char text[300];
+        snprintf(text, sizeof text, "Parse error: %s", jerr.text);
+        sn__reply_error(&r, -32700, text, NULL);
+        return r.failed ? SN_ENOMEM : SN_OK;
+    }
+    json_t *id = json_object_get(doc, "id");
+    json_t *method_v = json_object_get(doc, "method");
+    r.params = json_object_get(doc, "params");
+    if (json_is_array(doc)) {
+        sn__reply_error(&r, -32600, "Invalid Request: batches are not supported", NULL);
+        goto done;
+    }
+    if (!json_is_object(doc) ||
+        !json_is_string(json_object_get(doc, "jsonrpc")) ||
+        strcmp(json_string_value(json_object_get(doc, "jsonrpc")), "2.0") != 0) {
+        sn__reply_error(&r, -32600, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
+        goto done;
+    }
+    if (id && valid_id(id))
+        r.id = id;
+    if (method_v == NULL && id && (json_object_get(doc, "result") || json_object_get(doc, "error"))) {
+        if (out)
+            out->http_status = 202; /* a client's response: nothing asked for it yet */
+        goto done;
+    }
+    if (!json_is_string(method_v)) {
+        sn__reply_error(&r, -32600, "Invalid Request: \"method\" must be a string", NULL);
+        goto done;
+    }
+    if (id && !valid_id(id)) {
+        sn__reply_error(&r, -32600, "Invalid Request: \"id\" must be a string or an integer",
+                        NULL);
+        goto done;
+    }
+    r.is_notification = id == NULL;
+    if (r.is_notification && out)
+        out->http_status = 202;
+    if (r.params && !json_is_object(r.params)) {
+        sn__reply_error(&r, -32602, "Invalid params: \"params\" must be an object", NULL);
+        goto done;
+    }
+    const char *name = json_string_value(method_v);
+    json_t *meta = json_object_get(r.params, "_meta");
+    r.meta = json_is_object(meta) ? meta : NULL;
+
+    if (strcmp(name, "initialize") == 0) {
+        r.version = "";
+        dispatch(&r, name);
+    } else if (r.meta && json_object_get(r.meta, META_VERSION)) {
+        r.stateless = true;
+        if (out)
+            out->stateless = true;
+        if (check_modern(&r))
+            dispatch(&r, name);
+    } else if (sn_session_initialized(session)) {
+        r.version = session->protocol;
+        dispatch(&r, name);
+    } else if (strcmp(name, "ping") == 0 && !r.is_notification) {
+        r.version = "";
+        on_ping(&r); /* DIGEST A11: ping answers at any time */
+    } else if (!r.is_notification) {
+        r.stateless = true; /* a modern request without its _meta */
+        if (out)
+            out->stateless = true;
+        sn__reply_error(&r, -32602,
+                        "Invalid params: missing required _meta field " META_VERSION
+                        " (or send initialize first)",
+                        NULL);
+    }
+done:
+    json_decref(doc);
+    return r.failed ? SN_ENOMEM : SN_OK;
+}
+
+sn_runtime *sn__engine_runtime(const sn_engine *e)
+{
+    return e->rt;
+}

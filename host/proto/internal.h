@@ -1,0 +1,48 @@
+/* Shared between the files of host/proto/; nothing outside includes it. */
+#ifndef SN_PROTO_INTERNAL_H
+#define SN_PROTO_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "lua/call.h"
+#include "proto/engine.h"
+
+/* One message being handled. Everything is borrowed from the parsed
+ * document, which lives until the handler returns. */
+typedef struct sn__request {
+    sn_engine *engine;
+    sn_session *session;        /* may be NULL */
+    const sn_request_facts *in; /* may be NULL */
+    sn_reply_facts *out;        /* may be NULL */
+    sn_emit_cb *emit;
+    void *ud;
+    json_t *id;     /* NULL for a notification */
+    json_t *params; /* NULL when absent */
+    json_t *meta;   /* params._meta when an object, else NULL */
+    const char *version; /* the protocol revision this message is served in */
+    bool stateless;
+    bool is_notification;
+    bool failed; /* out of memory while replying */
+} sn__request;
+
+/* Sends a result (takes it; NULL means out of memory), adding resultType and
+ * the serverInfo _meta in the 2026-07-28 era. */
+void sn__reply_result(sn__request *r, json_t *result);
+/* Sends a JSON-RPC error (takes data, may be NULL). */
+void sn__reply_error(sn__request *r, int code, const char *message, json_t *data);
+int sn__http_status_for(int code);
+void sn__add_cache_hint(sn__request *r, json_t *result, const sn_cache_hint *hint);
+void sn__frame_init(sn__request *r, sn_frame *f);
+sn_runtime *sn__engine_runtime(const sn_engine *e);
+
+/* Paging over a sorted component list: the slice [*first, *last) for the
+ * request's cursor, and the next cursor (owned) or NULL. false after
+ * replying -32602 for a bad cursor. */
+bool sn__page(sn__request *r, const sn_component_list *list, size_t *first, size_t *last,
+              json_t **next_cursor);
+
+void sn__on_tools_list(sn__request *r);
+void sn__on_tools_call(sn__request *r);
+
+#endif

@@ -1,0 +1,265 @@
+/* stdio: split input on '\n', hand each line to the engine, write each
+ * outgoing message as one line. Lines over the limit are answered with an
+ * error and skipped up to the next newline, so one bad message loses nothing
+ * else. */
+#include "transport/stdio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
+
+#define DEFAULT_MAX_LINE (4u << 20)
+
+typedef struct stdio_server {
+    uv_loop_t loop;
+    uv_pipe_t in, out;
+    uv_signal_t sigterm, sigint;
+    sn_engine *engine;
+    sn_session *session;
+    char *line; /* the message being assembled, bounded by max_line */
+    size_t len, cap, max_line;
+    int skipping; /* inside an over-long line: drop bytes until '\n' */
+    int io_error;
+    int out_fd;
+    sn_emit_cb *emit; /* emit (libuv) or emit_blocking */
+} stdio_server;
+
+typedef struct write_req {
+    uv_write_t req;
+    char data[]; /* the message and its '\n' */
+} write_req;
+
+static void on_written(uv_write_t *req, int status)
+{
+    stdio_server *s = req->data;
+    if (status < 0 && !s->io_error) {
+        s->io_error = 1;
+        sn_log(SN_LOG_ERROR, "stdio: write failed: %s", uv_strerror(status));
+    }
+    sn_free((write_req *)req); /* req is the first member */
+}
+
+static void emit(void *ud, const char *json, size_t len)
+{
+    stdio_server *s = ud;
+    write_req *w = sn_malloc(sizeof *w + len + 1);
+    if (w == NULL) {
+        sn_log(SN_LOG_ERROR, "stdio: out of memory; a message was dropped");
+        return;
+    }
+    memcpy(w->data, json, len);
+    w->data[len] = '\n';
+    w->req.data = s;
+    uv_buf_t buf = uv_buf_init(w->data, (unsigned)(len + 1));
+    int rc = uv_write(&w->req, (uv_stream_t *)&s->out, &buf, 1, on_written);
+    if (rc < 0) {
+        sn_log(SN_LOG_ERROR, "stdio: write failed: %s", uv_strerror(rc));
+        sn_free(w);
+    }
+}
+
+static void handle_line(stdio_server *s, const char *line, size_t len)
+{
+    if (len && line[len - 1] == '\r')
+        len--;
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (i == len)
+        return; /* blank lines carry nothing */
+    if (sn_engine_handle(s->engine, s->session, line, len, NULL, NULL, s->emit, s) != SN_OK)
+        sn_log(SN_LOG_ERROR, "stdio: out of memory while answering a message");
+}
+
+static void too_long(stdio_server *s)
+{
+    char msg[200];
+    int n = snprintf(msg, sizeof msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":"
+                     "\"Invalid Request: message exceeds the %zu-byte limit\"}}",
+                     s->max_line);
+    s->emit(s, msg, (size_t)n);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    static char chunk[65536]; /* one loop, one reader: the buffer is consumed synchronously */
+    (void)h;
+    (void)suggested;
+    *buf = uv_buf_init(chunk, sizeof chunk);
+}
+
+static void feed(stdio_server *s, const char *p, size_t n)
+{
+    while (n > 0) {
+        const char *nl = memchr(p, '\n', n);
+        size_t take = nl ? (size_t)(nl - p) : n;
+        if (!s->skipping) {
+            if (s->len + take > s->max_line) {
+                s->skipping = 1;
+                s->len = 0;
+                too_long(s);
+            } else if (s->len == 0 && nl) {
+                handle_line(s, p, take); /* the whole line is in this chunk: no copy */
+            } else {
+                if (s->len + take > s->cap) {
+                    size_t cap = s->cap ? s->cap : 4096;
+                    while (cap < s->len + take)
+                        cap *= 2;
+                    char *line = sn_realloc(s->line, cap);
+                    if (line == NULL) {
+                        s->skipping = 1;
+                        s->len = 0;
+                        too_long(s);
+                        goto next;
+                    }
+                    s->line = line;
+                    s->cap = cap;
+                }
+                memcpy(s->line + s->len, p, take);
+                s->len += take;
+                if (nl) {
+                    handle_line(s, s->line, s->len);
+                    s->len = 0;
+                }
+            }
+        }
+    next:
+        if (nl) {
+            s->skipping = 0;
+            take++;
+        }
+        p += take;
+        n -= take;
+    }
+}
+
+static void stop(stdio_server *s)
+{
+    uv_read_stop((uv_stream_t *)&s->in);
+    uv_close((uv_handle_t *)&s->in, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->out, NULL); /* pending writes complete first */
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    stdio_server *s = stream->data;
+    if (nread > 0) {
+        feed(s, buf->base, (size_t)nread);
+        return;
+    }
+    if (nread == 0)
+        return;
+    if (nread != UV_EOF) {
+        s->io_error = 1;
+        sn_log(SN_LOG_ERROR, "stdio: read failed: %s", uv_strerror((int)nread));
+    } else if (s->len && !s->skipping) {
+        handle_line(s, s->line, s->len); /* a last message without '\n' */
+    }
+    s->len = 0;
+    stop(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    stdio_server *s = h->data;
+    sn_log(SN_LOG_INFO, "stdio: signal %d, exiting", signum);
+    stop(s);
+}
+
+/* Files and terminals cannot be polled: serve them with blocking I/O. */
+static void emit_blocking(void *ud, const char *json, size_t len)
+{
+    stdio_server *s = ud;
+    for (int part = 0; part < 2 && !s->io_error; part++) {
+        const char *p = part ? "\n" : json;
+        size_t n = part ? 1 : len;
+        while (n > 0) {
+            ssize_t w = write(s->out_fd, p, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                s->io_error = 1;
+                break;
+            }
+            p += w;
+            n -= (size_t)w;
+        }
+    }
+}
+
+static int serve_blocking(stdio_server *s, int in_fd)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(in_fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n < 0)
+                s->io_error = 1;
+            else if (s->len && !s->skipping)
+                handle_line(s, s->line, s->len);
+            break;
+        }
+        feed(s, chunk, (size_t)n);
+    }
+    sn_session_free(s->session);
+    sn_free(s->line);
+    return s->io_error;
+}
+
+static int pollable(int fd)
+{
+    uv_handle_type t = uv_guess_handle(fd);
+    return t == UV_NAMED_PIPE || t == UV_TCP;
+}
+
+int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *opts)
+{
+    stdio_server s;
+    memset(&s, 0, sizeof s);
+    s.engine = e;
+    s.out_fd = out_fd;
+    s.max_line = opts && opts->max_line ? opts->max_line : DEFAULT_MAX_LINE;
+    if ((s.session = sn_session_new(e, NULL)) == NULL)
+        return -1;
+    if (!pollable(in_fd) || !pollable(out_fd)) {
+        s.emit = emit_blocking;
+        return serve_blocking(&s, in_fd);
+    }
+    s.emit = emit;
+    int rc = uv_loop_init(&s.loop);
+    if (rc == 0)
+        rc = uv_pipe_init(&s.loop, &s.in, 0);
+    if (rc == 0)
+        rc = uv_pipe_open(&s.in, in_fd);
+    if (rc == 0)
+        rc = uv_pipe_init(&s.loop, &s.out, 0);
+    if (rc == 0)
+        rc = uv_pipe_open(&s.out, out_fd);
+    if (rc < 0) {
+        sn_log(SN_LOG_ERROR, "stdio: cannot use the standard streams: %s (they must be pipes "
+                             "or sockets)", uv_strerror(rc));
+        sn_session_free(s.session);
+        return -1;
+    }
+    s.in.data = s.out.data = s.sigterm.data = s.sigint.data = &s;
+    uv_signal_init(&s.loop, &s.sigterm);
+    uv_signal_init(&s.loop, &s.sigint);
+    uv_signal_start(&s.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s.sigint, on_signal, SIGINT);
+    uv_read_start((uv_stream_t *)&s.in, on_alloc, on_read);
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s.loop);
+    sn_session_free(s.session);
+    sn_free(s.line);
+    return s.io_error;
+}
