@@ -153,7 +153,8 @@ static int cmd_serve(int argc, char **argv)
         return 1;
     }
     sn_log(SN_LOG_INFO, "serving %s over stdio", dir);
-    int rc = sn_stdio_serve(engine, STDIN_FILENO, out_fd, NULL);
+    sn_stdio_options opts = {.max_line = sn_runtime_catalog(rt)->server.max_message_bytes};
+    int rc = sn_stdio_serve(engine, STDIN_FILENO, out_fd, &opts);
     sn_engine_free(engine);
     sn_runtime_free(rt);
     return rc ? 1 : 0;

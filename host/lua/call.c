@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
@@ -334,7 +335,7 @@ static json_t *content_list(lua_State *L, int idx, char *why, size_t whylen)
         lua_rawgeti(L, idx, i);
         json_t *block = NULL;
         if (lua_type(L, -1) == LUA_TSTRING)
-            block = json_pack("{ss%}", "type", "text", "text", lua_tostring(L, -1),
+            block = json_pack("{ssss%}", "type", "text", "text", lua_tostring(L, -1),
                               (size_t)lua_rawlen(L, -1));
         else if (lua_type(L, -1) == LUA_TTABLE)
             block = content_block(L, lua_gettop(L), why, whylen);
@@ -360,7 +361,7 @@ static json_t *structured_result(json_t *value)
     }
     json_t *r = json_pack("{s[{ssss}]so}", "content", "type", "text", "text", text,
                           "structuredContent", value);
-    free(text);
+    sn_free(text); /* json_dumps allocates with the Jansson (= sn_) allocator */
     return r;
 }
 
@@ -499,35 +500,92 @@ static void check_output(const sn_component *tool, sn_call_outcome *out)
     out->result = error_result(text);
 }
 
+/* Everything that touches the VM runs inside one protected C function
+ * (lua.c pmain), so an allocation failure anywhere unwinds to sn_call_*
+ * instead of reaching the panic handler. */
+typedef struct job {
+    const sn_component *component;
+    const json_t *args;
+    const sn_frame *frame;
+    sn_call_outcome *out;
+    int ref; /* sn_call_new_assigns' result */
+} job;
+
+static int protected_tool(lua_State *L)
+{
+    job *j = lua_touserdata(L, 1);
+    const sn_component *tool = j->component;
+    lua_pushcfunction(L, msghandler);                 /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, tool->name); /* 3: anchored past the call */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
+    sn_lua_push_json(L, j->args);
+    lua_pushvalue(L, 3);
+    int rc = lua_pcall(L, 2, 2, 2); /* returns at 4 and 5 */
+    ctx->frame = NULL;              /* closed: the frame dies with this call */
+    if (rc != LUA_OK) {
+        raised(L, tool, j->out);
+        return 0;
+    }
+    char why[300] = "";
+    json_t *result = tool_result(L, 3, why, sizeof why);
+    if (result == NULL && why[0]) {
+        sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s", tool->name,
+               tool->file, why);
+        char text[300];
+        snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
+                 tool->name);
+        result = error_result(text);
+    }
+    j->out->result = result;
+    if (result)
+        check_output(tool, j->out);
+    return 0;
+}
+
+static int run_protected(lua_State *L, lua_CFunction fn, job *j)
+{
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, fn);
+    lua_pushlightuserdata(L, j);
+    int rc = lua_pcall(L, 1, 0, 0);
+    if (rc != LUA_OK)
+        sn_log(SN_LOG_ERROR, "Lua: %s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                       : "error object");
+    lua_settop(L, base);
+    return rc;
+}
+
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
                     const sn_frame *frame, sn_call_outcome *out)
 {
-    lua_State *L = sn_runtime_lua(rt);
     memset(out, 0, sizeof *out);
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, msghandler);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
-    sn_lua_push_json(L, args);
-    ctx_box *ctx = push_ctx(L, frame, tool->name);
-    int rc = lua_pcall(L, 2, 2, base + 1);
-    ctx->frame = NULL; /* closed: the frame dies with this call */
-    if (rc != LUA_OK) {
-        raised(L, tool, out);
-    } else {
-        char why[300] = "";
-        out->result = tool_result(L, base + 1, why, sizeof why);
-        if (out->result == NULL && why[0]) {
-            sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned %s", tool->name, tool->file, why);
-            char text[300];
-            snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
-                     tool->name);
-            out->result = error_result(text);
-        }
-        if (out->result)
-            check_output(tool, out);
+    job j = {.component = tool, .args = args, .frame = frame, .out = out};
+    if (run_protected(sn_runtime_lua(rt), protected_tool, &j) != LUA_OK) {
+        sn_call_outcome_clear(out);
+        char text[300];
+        snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory",
+                 tool->name);
+        out->result = error_result(text);
     }
-    lua_settop(L, base);
     return out->result || out->rpc_code ? SN_OK : SN_ENOMEM;
+}
+
+static int protected_init(lua_State *L)
+{
+    job *j = lua_touserdata(L, 1);
+    const sn_server *s = &sn_runtime_catalog(lua_touserdata(L, lua_upvalueindex(1)))->server;
+    (void)s;
+    lua_pushcfunction(L, msghandler);           /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, "init"); /* 3 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref);
+    push_json_or_nil(L, j->frame->client_info);
+    lua_pushvalue(L, 3);
+    int rc = lua_pcall(L, 2, 0, 2);
+    ctx->frame = NULL;
+    if (rc != LUA_OK)
+        sn_log(SN_LOG_ERROR, "server init raised: %s",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "an error object");
+    return 0;
 }
 
 void sn_call_init(sn_runtime *rt, const sn_frame *frame)
@@ -535,24 +593,31 @@ void sn_call_init(sn_runtime *rt, const sn_frame *frame)
     const sn_server *s = &sn_runtime_catalog(rt)->server;
     if (s->init_ref == LUA_NOREF)
         return;
+    job j = {.frame = frame, .ref = s->init_ref};
     lua_State *L = sn_runtime_lua(rt);
     int base = lua_gettop(L);
-    lua_pushcfunction(L, msghandler);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->init_ref);
-    push_json_or_nil(L, frame->client_info);
-    ctx_box *ctx = push_ctx(L, frame, "init");
-    if (lua_pcall(L, 2, 0, base + 1) != LUA_OK)
-        sn_log(SN_LOG_ERROR, "server init raised: %s",
-               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "an error object");
-    ctx->frame = NULL;
+    lua_pushlightuserdata(L, rt);
+    lua_pushcclosure(L, protected_init, 1);
+    lua_pushlightuserdata(L, &j);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+        sn_log(SN_LOG_ERROR, "server init: out of memory");
     lua_settop(L, base);
+}
+
+static int protected_new_table(lua_State *L)
+{
+    job *j = lua_touserdata(L, 1);
+    lua_newtable(L);
+    j->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
 }
 
 int sn_call_new_assigns(sn_runtime *rt)
 {
-    lua_State *L = sn_runtime_lua(rt);
-    lua_newtable(L);
-    return luaL_ref(L, LUA_REGISTRYINDEX);
+    job j = {.ref = LUA_NOREF};
+    if (run_protected(sn_runtime_lua(rt), protected_new_table, &j) != LUA_OK)
+        return LUA_NOREF;
+    return j.ref;
 }
 
 void sn_call_free_assigns(sn_runtime *rt, int ref)

@@ -69,6 +69,7 @@ typedef struct sn_server {
     sn_validator_mode validator;
     unsigned protocols; /* SN_PROTO_* bits */
     size_t page_size;
+    size_t max_message_bytes; /* limits.max_message_bytes: one message on stdio / HTTP */
     sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
     int init_ref;    /* init(client_info, ctx), or LUA_NOREF */
     int options_ref; /* the whole snodo.server{} table, for options other issues use */

@@ -125,15 +125,16 @@ static sn_err fail(sn_diag *diag, const path *p, const char *what)
 
 static sn_err to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p, int depth);
 
-typedef struct key {
-    const char *s;
+typedef struct member {
+    const char *key;
     size_t len;
-} key;
+    json_t *value;
+} member;
 
-static int key_cmp(const void *a, const void *b)
+static int member_cmp(const void *a, const void *b)
 {
-    const key *x = a, *y = b;
-    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    const member *x = a, *y = b;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
@@ -196,48 +197,56 @@ static sn_err table_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, 
         return SN_OK;
     }
     /* Objects come out with sorted keys: Lua's table order changes from run
-     * to run (string hashes are seeded), and output must be deterministic. */
-    size_t nkeys = 0, cap = 0;
-    key *keys = NULL;
+     * to run (string hashes are seeded), and output must be deterministic.
+     * Values are converted during the traversal, so nothing is pushed that
+     * could raise; the pairs are sorted and inserted afterwards. */
+    size_t count = 0, cap = 0;
+    member *members = NULL;
+    sn_err err = SN_OK;
     lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING) {
-            lua_pop(L, 1);
-            sn_free(keys);
-            return fail(diag, p, "a table mixing array and object keys");
+    while (err == SN_OK && lua_next(L, idx)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            lua_pop(L, 2);
+            err = fail(diag, p, "a table mixing array and object keys");
+            break;
         }
-        if (nkeys == cap) {
+        if (count == cap) {
             cap = cap ? cap * 2 : 16;
-            key *grown = sn_realloc(keys, cap * sizeof *keys);
+            member *grown = sn_realloc(members, cap * sizeof *members);
             if (grown == NULL) {
-                lua_pop(L, 1);
-                sn_free(keys);
-                return SN_ENOMEM;
+                lua_pop(L, 2);
+                err = SN_ENOMEM;
+                break;
             }
-            keys = grown;
+            members = grown;
         }
-        /* the string stays alive: it is a key of the table at idx */
-        keys[nkeys].s = lua_tolstring(L, -1, &keys[nkeys].len);
-        nkeys++;
-    }
-    if (nkeys > 1)
-        qsort(keys, nkeys, sizeof *keys, key_cmp);
-    json_t *obj = json_object();
-    sn_err err = obj ? SN_OK : SN_ENOMEM;
-    for (size_t i = 0; err == SN_OK && i < nkeys; i++) {
+        member *m = &members[count];
+        m->key = lua_tolstring(L, -2, &m->len); /* stays alive: a key of the table */
+        m->value = NULL;
         size_t saved;
-        path_push(p, keys[i].s, keys[i].len, &saved);
-        lua_pushlstring(L, keys[i].s, keys[i].len);
-        lua_rawget(L, idx);
-        json_t *item = NULL;
-        err = to_json(L, lua_gettop(L), &item, diag, p, depth + 1);
-        lua_pop(L, 1);
+        path_push(p, m->key, m->len, &saved);
+        err = to_json(L, lua_gettop(L), &m->value, diag, p, depth + 1);
         path_pop(p, saved);
-        if (err == SN_OK && json_object_setn_new_nocheck(obj, keys[i].s, keys[i].len, item))
-            err = SN_ENOMEM;
+        lua_pop(L, 1);
+        if (err == SN_OK)
+            count++;
+        else
+            lua_pop(L, 1);
     }
-    sn_free(keys);
+    json_t *obj = err == SN_OK ? json_object() : NULL;
+    if (err == SN_OK && obj == NULL)
+        err = SN_ENOMEM;
+    if (err == SN_OK && count > 1)
+        qsort(members, count, sizeof *members, member_cmp);
+    for (size_t i = 0; i < count; i++) {
+        /* json_object_setn_new_nocheck takes the value, also on failure */
+        if (err == SN_OK && json_object_setn_new_nocheck(obj, members[i].key, members[i].len,
+                                                         members[i].value))
+            err = SN_ENOMEM;
+        else if (err != SN_OK)
+            json_decref(members[i].value);
+    }
+    sn_free(members);
     if (err) {
         json_decref(obj);
         return err;

@@ -1159,6 +1159,20 @@ static int dsl_server(lua_State *L)
         parse_cache(&b, 1, "resources_cache", &s->resources_cache) ||
         parse_cache(&b, 1, "discovery_cache", &s->discovery_cache))
         goto fail;
+    if (lua_getfield(L, 1, "limits") != LUA_TNIL) {
+        if (lua_type(L, 2) != LUA_TTABLE) {
+            fail(&b, "'limits' must be a table");
+            goto fail;
+        }
+        if (lua_getfield(L, 2, "max_message_bytes") != LUA_TNIL) {
+            if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 64) {
+                fail(&b, "'limits.max_message_bytes' must be an integer of at least 64");
+                goto fail;
+            }
+            s->max_message_bytes = (size_t)lua_tointeger(L, 3);
+        }
+    }
+    lua_settop(L, 1);
     if (lua_getfield(L, 1, "protocols") != LUA_TNIL && parse_protocols(&b, 2, &s->protocols))
         goto fail;
     lua_settop(L, 1);

@@ -310,11 +310,51 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
     return 0;
 }
 
+typedef struct load_job {
+    sn_runtime *rt;
+    file_list *files;
+    sn_diag *diag;
+    int failed;
+} load_job;
+
+/* Sets up the VM and runs every file, protected as a whole (lua.c pmain):
+ * an allocation failure unwinds to sn_runtime_load, not to the panic
+ * handler. [-0, +0, m] */
+static int load_all(lua_State *L)
+{
+    load_job *job = lua_touserdata(L, 1);
+    sn_runtime *rt = job->rt;
+    luaL_openlibs(L);
+    lua_pushcfunction(L, stderr_print);
+    lua_setglobal(L, "print");
+    sn__preload_embedded(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushlightuserdata(L, &rt->loader);
+    lua_pushcclosure(L, open_snodo, 1);
+    lua_setfield(L, -2, "snodo");
+    lua_pop(L, 1);
+    /* the directory goes first on package.path, so files can require helpers */
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", rt->dir, rt->dir);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+    for (size_t i = 0; i < job->files->count; i++) {
+        if (load_file(rt, job->files->paths[i], job->diag)) {
+            job->failed = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
 static void set_defaults(sn_runtime *rt, const char *dir)
 {
     sn_server *s = &rt->catalog.server;
     s->protocols = SN_PROTO_ALL;
     s->page_size = 100;
+    s->max_message_bytes = 4u << 20;
     s->validator = SN_VALIDATE_FULL;
     s->init_ref = s->options_ref = LUA_NOREF;
     /* cache hints: lists change only on reload, so a minute is safe */
@@ -352,24 +392,6 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     set_defaults(rt, dir);
     if ((rt->L = lua_newstate(vm_alloc, NULL)) == NULL)
         goto fail;
-    lua_State *L = rt->L;
-    luaL_openlibs(L);
-    lua_pushcfunction(L, stderr_print);
-    lua_setglobal(L, "print");
-    sn__preload_embedded(L);
-    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-    lua_pushlightuserdata(L, &rt->loader);
-    lua_pushcclosure(L, open_snodo, 1);
-    lua_setfield(L, -2, "snodo");
-    lua_pop(L, 1);
-    /* the directory goes first on package.path, so files can require helpers */
-    lua_getglobal(L, "package");
-    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", rt->dir, rt->dir);
-    lua_getfield(L, -2, "path");
-    lua_concat(L, 2);
-    lua_setfield(L, -2, "path");
-    lua_pop(L, 1);
-
     int rc = collect(rt->dir, "", &files, 0);
     if (rc == -1) {
         sn_diag_set(diag, "%s: cannot read the directory: %s", rt->dir, strerror(errno));
@@ -379,11 +401,15 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     if (rc == -2)
         goto fail;
     qsort(files.paths, files.count, sizeof *files.paths, by_path);
-    for (size_t i = 0; i < files.count; i++) {
-        if (load_file(rt, files.paths[i], diag)) {
-            err = SN_ELOAD;
-            goto fail;
-        }
+    load_job job = {rt, &files, diag, 0};
+    lua_State *L = rt->L;
+    lua_pushcfunction(L, load_all);
+    lua_pushlightuserdata(L, &job);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+        goto fail; /* only an allocation failure gets here */
+    if (job.failed) {
+        err = SN_ELOAD;
+        goto fail;
     }
     sn__list_sort(&rt->catalog.tools);
     sn__list_sort(&rt->catalog.prompts);

@@ -123,7 +123,7 @@ static void emit_json(sn__request *r, json_t *msg)
         return;
     }
     r->emit(r->ud, text, strlen(text));
-    free(text);
+    sn_free(text); /* json_dumps allocates with the Jansson (= sn_) allocator */
 }
 
 void sn__reply_error(sn__request *r, int code, const char *message, json_t *data)
@@ -275,10 +275,16 @@ static void on_initialize(sn__request *r)
     }
     json_t *info = json_object_get(r->params, "clientInfo");
     json_t *caps = json_object_get(r->params, "capabilities");
+    s->assigns_ref = sn_call_new_assigns(r->engine->rt);
     s->protocol = sn_strndup(chosen, strlen(chosen));
+    if (s->protocol == NULL || s->assigns_ref < 0) {
+        sn_free(s->protocol);
+        s->protocol = NULL;
+        sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+        return;
+    }
     s->client_info = json_is_object(info) ? json_incref(info) : NULL;
     s->client_capabilities = json_is_object(caps) ? json_incref(caps) : json_object();
-    s->assigns_ref = sn_call_new_assigns(r->engine->rt);
     r->version = s->protocol;
     if (r->out)
         r->out->initialized = true;
@@ -485,14 +491,14 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         sn__reply_error(&r, -32600, "Invalid Request: batches are not supported", NULL);
         goto done;
     }
+    if (id && valid_id(id))
+        r.id = id; /* echo every id we can read, even on an invalid request */
     if (!json_is_object(doc) ||
         !json_is_string(json_object_get(doc, "jsonrpc")) ||
         strcmp(json_string_value(json_object_get(doc, "jsonrpc")), "2.0") != 0) {
         sn__reply_error(&r, -32600, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
         goto done;
     }
-    if (id && valid_id(id))
-        r.id = id;
     if (method_v == NULL && id && (json_object_get(doc, "result") || json_object_get(doc, "error"))) {
         if (out)
             out->http_status = 202; /* a client's response: nothing asked for it yet */
