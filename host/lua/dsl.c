@@ -55,10 +55,11 @@ static int is_tagged(lua_State *L, int idx, const char *tname)
     return same;
 }
 
-/* Raises "<where><kind> "<name>": <msg>" at the component file's line. */
+/* Raises "<where><kind> "<name>": <msg>" at the component file's line
+ * (level 1: the chunk that called the DSL function). */
 static int raise_decl(lua_State *L, const char *kind, const char *name, const char *msg)
 {
-    luaL_where(L, 2);
+    luaL_where(L, 1);
     lua_pushfstring(L, "%s \"%s\": %s", kind, name, msg);
     lua_concat(L, 2);
     return lua_error(L);

@@ -4,12 +4,12 @@
  * first path segment. A URI probes at most four buckets: its own authority
  * and segment, either one replaced by the wildcard, and both. Issue 5
  * "Routing": lookup cost must not grow with the number of templates. */
-#include <stdint.h>
-#include <string.h>
-
 #include "core/alloc.h"
 #include "uritpl/internal.h"
 #include "uritpl/uritpl.h"
+
+#include <stdint.h>
+#include <string.h>
 
 enum { KEY_NONE, KEY_LIT, KEY_WILD };
 

@@ -2,10 +2,10 @@
 #ifndef SN_URITPL_INTERNAL_H
 #define SN_URITPL_INTERNAL_H
 
+#include "uritpl/uritpl.h"
+
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "uritpl/uritpl.h"
 
 /* One path segment of a template. A literal is text[off, off + len); the
  * expression kinds bind names[var]. */

@@ -6,12 +6,12 @@
 /* realpath() is in POSIX.1-2008 but marked XSI: glibc declares it only under
  * _XOPEN_SOURCE, which 700 sets consistently with _POSIX_C_SOURCE 200809L. */
 #define _XOPEN_SOURCE 700
+#include "core/alloc.h"
+#include "uritpl/uritpl.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/alloc.h"
-#include "uritpl/uritpl.h"
 
 static sn_err refuse(sn_diag *diag, const char *msg)
 {

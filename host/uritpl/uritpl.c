@@ -3,13 +3,13 @@
  * 000_a5e68b6a7eec400c.txt ("Template shapes") is the authority. */
 #include "uritpl/uritpl.h"
 
+#include "core/alloc.h"
+#include "uritpl/internal.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "core/alloc.h"
-#include "uritpl/internal.h"
 
 /* {==================================================================
  * Bytes: percent-decoding and UTF-8, streamed so nothing is copied to check
@@ -193,12 +193,12 @@ struct parser {
     /* what the template becomes */
     struct sn__seg segs[SN_URITPL_MAX_BYTES + 1];
     size_t nsegs;
-    size_t vl;        /* index of the variable-length segment, or SIZE_MAX */
-    size_t vl_off;    /* its offset, for the message about a second one */
+    size_t vl;     /* index of the variable-length segment, or SIZE_MAX */
+    size_t vl_off; /* its offset, for the message about a second one */
     size_t name_off[SN_URITPL_MAX_VARS];
     size_t name_len[SN_URITPL_MAX_VARS];
-    size_t nvars;     /* distinct names */
-    size_t nrefs;     /* expressions' variables, counting repeats */
+    size_t nvars; /* distinct names */
+    size_t nrefs; /* expressions' variables, counting repeats */
     unsigned char qvar[SN_URITPL_MAX_VARS];
     size_t nq;
 };
@@ -270,8 +270,7 @@ static bool valid_name(const char *s, size_t n)
 static bool add_var(struct parser *p, size_t off, size_t len, unsigned char *out)
 {
     if (p->nrefs == SN_URITPL_MAX_VARS)
-        return fail(p, SN_ELIMIT, off, "a template has at most %d variables",
-                    SN_URITPL_MAX_VARS);
+        return fail(p, SN_ELIMIT, off, "a template has at most %d variables", SN_URITPL_MAX_VARS);
     p->nrefs++;
     for (size_t i = 0; i < p->nvars; i++) {
         if (p->name_len[i] == len && memcmp(p->s + p->name_off[i], p->s + off, len) == 0) {
@@ -510,8 +509,8 @@ static bool parse_query(struct parser *p, size_t i, sn_uritpl *t)
             return fail(p, SN_ETEMPLATE, i,
                         "a template has one {?var} expression; continue it with {&var}");
         if (e.op == '&' && !t->has_query)
-            return fail(p, SN_ETEMPLATE, i, "{&var} continues a {?var} expression, which must "
-                                            "come first");
+            return fail(p, SN_ETEMPLATE, i,
+                        "{&var} continues a {?var} expression, which must come first");
         t->has_query = true;
         for (size_t k = 0; k < e.nv; k++) {
             unsigned char v = e.var[k];
@@ -837,8 +836,8 @@ static bool match_query(const sn_uritpl *t, const char *u, size_t n, size_t q, s
             return false; /* also the empty parameter of "&&" or a trailing '&' */
         size_t nl = (size_t)(eq - u) - i;
         size_t k = 0;
-        while (k < t->nq && !(t->name_len[t->qvar[k]] == nl &&
-                              memcmp(t->names[t->qvar[k]], u + i, nl) == 0))
+        while (k < t->nq &&
+               !(t->name_len[t->qvar[k]] == nl && memcmp(t->names[t->qvar[k]], u + i, nl) == 0))
             k++;
         if (k == t->nq || seen[k])
             return false;
@@ -852,6 +851,7 @@ static bool match_query(const sn_uritpl *t, const char *u, size_t n, size_t q, s
 
 /* Bytes the first pass stops at: 1 ends the match (controls, space, DEL and
  * '#', which starts a fragment), 2 is '?', which starts the query. */
+/* clang-format off */
 static const unsigned char stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00-0x0F */
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10-0x1F */
@@ -860,6 +860,7 @@ static const unsigned char stop[256] = {
     ['?'] = 2,
     [0x7F] = 1,
 };
+/* clang-format on */
 
 static bool structure(const sn_uritpl *t, const char *u, size_t n, struct binds *b)
 {

@@ -7,10 +7,10 @@
 #ifndef SN_URITPL_H
 #define SN_URITPL_H
 
+#include "core/err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "core/err.h"
 
 #define SN_URITPL_MAX_BYTES 1024
 #define SN_URITPL_MAX_VARS  32
