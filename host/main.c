@@ -88,7 +88,7 @@ static int cmd_call(int argc, char **argv)
         return 2;
     }
     json_t *req = json_pack(
-        "{sssiss{ssso s{ss s{}}}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call", "params",
+        "{sssisss{sssos{sss{}}}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call", "params",
         "name", argv[1], "arguments", arguments, "_meta",
         "io.modelcontextprotocol/protocolVersion", "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities");

@@ -108,7 +108,7 @@ static int ctx_log(lua_State *L)
         }
         data = json_pack("{soso}", "message", data, "data", extra);
     }
-    notify(c->frame, json_pack("{sss{sssso}}", "jsonrpc", "2.0", "method",
+    notify(c->frame, json_pack("{sssss{ssssso}}", "jsonrpc", "2.0", "method",
                                "notifications/message", "params", "level", level, "logger",
                                c->component, "data", data));
     return 0;
@@ -129,7 +129,7 @@ static int ctx_progress(lua_State *L)
     }
     c->has_progress = 1;
     c->last_progress = done;
-    json_t *params = json_pack("{sOs*}", "progressToken", c->frame->progress_token, "progress",
+    json_t *params = json_pack("{sOso}", "progressToken", c->frame->progress_token, "progress",
                                lua_isinteger(L, 2) ? json_integer((json_int_t)lua_tointeger(L, 2))
                                                    : json_real(done));
     if (params && !lua_isnoneornil(L, 3))
@@ -138,7 +138,7 @@ static int ctx_progress(lua_State *L)
                                                 : json_real(luaL_checknumber(L, 3)));
     if (params && !lua_isnoneornil(L, 4))
         json_object_set_new(params, "message", json_string(luaL_checkstring(L, 4)));
-    notify(c->frame, json_pack("{sssso}", "jsonrpc", "2.0", "method", "notifications/progress",
+    notify(c->frame, json_pack("{ssssso}", "jsonrpc", "2.0", "method", "notifications/progress",
                                "params", params));
     return 0;
 }
@@ -288,15 +288,25 @@ static void raised(lua_State *L, const sn_component *c, sn_call_outcome *out)
     out->result = error_result(text);
 }
 
+/* sn_lua_to_json, with the failure described in `why` (prefixed). */
+static sn_err convert(lua_State *L, int idx, json_t **out, const char *prefix, char *why,
+                      size_t whylen)
+{
+    sn_diag diag = {.message = "", .pointer = ""};
+    sn_err err = sn_lua_to_json(L, idx, out, &diag);
+    if (err == SN_ENOMEM)
+        snprintf(why, whylen, "%sout of memory", prefix);
+    else if (err)
+        snprintf(why, whylen, "%s%.250s", prefix, diag.message);
+    return err;
+}
+
 /* Converts one content block (a table at idx) and checks its shape. */
 static json_t *content_block(lua_State *L, int idx, char *why, size_t whylen)
 {
     json_t *v = NULL;
-    sn_diag diag;
-    if (sn_lua_to_json(L, idx, &v, &diag) != SN_OK) {
-        snprintf(why, whylen, "%.250s", diag.message);
+    if (convert(L, idx, &v, "", why, whylen) != SN_OK)
         return NULL;
-    }
     const char *type = json_string_value(json_object_get(v, "type"));
     const char *need = NULL;
     if (type == NULL)
@@ -384,10 +394,8 @@ static int sequence_of_content(lua_State *L, int idx)
 static json_t *full_result(lua_State *L, int idx, char *why, size_t whylen)
 {
     json_t *r = NULL, *v = NULL;
-    sn_diag diag;
     if (lua_getfield(L, idx, "structured") != LUA_TNIL) {
-        if (sn_lua_to_json(L, -1, &v, &diag) != SN_OK) {
-            snprintf(why, whylen, "structured: %.250s", diag.message);
+        if (convert(L, -1, &v, "structured: ", why, whylen) != SN_OK) {
             lua_pop(L, 1);
             return NULL;
         }
@@ -415,13 +423,16 @@ static json_t *full_result(lua_State *L, int idx, char *why, size_t whylen)
         json_object_set_new(r, "isError", json_boolean(lua_toboolean(L, -1)));
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "metadata") != LUA_TNIL) {
-        if (sn_lua_to_json(L, -1, &v, &diag) != SN_OK || !json_is_object(v)) {
-            snprintf(why, whylen, "metadata must be a table of _meta keys");
+        json_t *meta = NULL;
+        if (convert(L, -1, &meta, "metadata: ", why, whylen) != SN_OK || !json_is_object(meta)) {
+            if (meta)
+                snprintf(why, whylen, "metadata must be a table of _meta keys");
+            json_decref(meta);
             lua_pop(L, 1);
             json_decref(r);
             return NULL;
         }
-        json_object_set_new(r, "_meta", v);
+        json_object_set_new(r, "_meta", meta);
     }
     lua_pop(L, 1);
     return r;
@@ -467,11 +478,8 @@ static json_t *tool_result(lua_State *L, int base, char *why, size_t whylen)
         }
         {
             json_t *v = NULL;
-            sn_diag diag;
-            if (sn_lua_to_json(L, r1, &v, &diag) != SN_OK) {
-                snprintf(why, whylen, "%.250s", diag.message);
+            if (convert(L, r1, &v, "", why, whylen) != SN_OK)
                 return NULL;
-            }
             return structured_result(v);
         }
     default:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/utf8.h"
 
 /* Key of the empty-array sentinel in the registry (address of a static char,
  * Lua manual "Registry"). */
@@ -275,9 +276,9 @@ static sn_err to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *
     case LUA_TSTRING: {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len);
-        v = json_stringn(s, len);
-        if (v == NULL)
+        if (!sn_utf8_valid(s, len))
             return fail(diag, p, "a string that is not valid UTF-8");
+        v = json_stringn_nocheck(s, len);
         break;
     }
     case LUA_TLIGHTUSERDATA:

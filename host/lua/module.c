@@ -59,8 +59,10 @@ static int core_load(lua_State *L)
     luaL_setmetatable(L, TEST_SERVER_MT);
     sn_diag diag = {.message = "", .pointer = ""};
     sn_err err = sn_runtime_load(dir, &s->rt, &diag);
-    if (err)
-        return luaL_error(L, "%s", diag.message[0] ? diag.message : sn_err_str(err));
+    if (err) { /* the message names its own file:line; no position prefix */
+        lua_pushstring(L, diag.message[0] ? diag.message : sn_err_str(err));
+        return lua_error(L);
+    }
     if (sn_engine_create(s->rt, &s->engine) != SN_OK ||
         (s->session = sn_session_new(s->engine, "test-session")) == NULL)
         return luaL_error(L, "out of memory");

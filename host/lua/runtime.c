@@ -175,6 +175,9 @@ void sn__preload_embedded(lua_State *L)
 {
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     for (const sn_embedded_lua *e = sn_embedded_lua_files; e->module; e++) {
+        /* snodo.testing opens through the shared module's C loader only */
+        if (strcmp(e->module, "snodo.testing") == 0)
+            continue;
         lua_pushlightuserdata(L, (void *)e);
         lua_pushcclosure(L, load_embedded, 1);
         lua_setfield(L, -2, e->module);
@@ -185,16 +188,6 @@ void sn__preload_embedded(lua_State *L)
 static int open_snodo(lua_State *L)
 {
     return sn__open_snodo(L, lua_touserdata(L, lua_upvalueindex(1)));
-}
-
-/* Traceback message handler (lua.c msghandler). Error objects that are not
- * strings (snodo.errors.*) pass through untouched. */
-static int msghandler(lua_State *L)
-{
-    if (lua_type(L, 1) != LUA_TSTRING)
-        return 1;
-    luaL_traceback(L, L, lua_tostring(L, 1), 1);
-    return 1;
 }
 
 /* ==== loading the directory ============================================== */
@@ -285,7 +278,8 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
     luaL_pushresult(&buf);
     size_t len;
     const char *src = lua_tolstring(L, -1, &len);
-    lua_pushcfunction(L, msghandler);
+    /* no traceback: a load error already names file:line, and is shown as is */
+    lua_pushnil(L);
     int rc = luaL_loadbufferx(L, src, len, chunk, "t");
     if (rc == LUA_OK) {
         lua_createtable(L, 0, 0); /* the file's _ENV */
@@ -296,7 +290,7 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
         lua_setupvalue(L, -2, 1);
         rt->loader.file = rel;
         rt->loader.loading = true;
-        rc = lua_pcall(L, 0, 0, -2);
+        rc = lua_pcall(L, 0, 0, 0);
         rt->loader.loading = false;
         rt->loader.file = NULL;
     }

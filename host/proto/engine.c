@@ -110,6 +110,8 @@ const char *sn_session_protocol(const sn_session *s)
 
 /* ==== replies ============================================================= */
 
+static json_t *server_info(const sn__request *r);
+
 static void emit_json(sn__request *r, json_t *msg)
 {
     if (msg == NULL) {
@@ -152,7 +154,6 @@ void sn__reply_result(sn__request *r, json_t *result)
         return;
     }
     if (r->stateless) {
-        const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
         if (!json_object_get(result, "resultType"))
             json_object_set_new(result, "resultType", json_string("complete"));
         json_t *meta = json_object_get(result, "_meta");
@@ -160,8 +161,7 @@ void sn__reply_result(sn__request *r, json_t *result)
             meta = json_object();
             json_object_set_new(result, "_meta", meta);
         }
-        json_object_set_new(meta, META_SERVER,
-                            json_pack("{ssss}", "name", s->name, "version", s->version));
+        json_object_set_new(meta, META_SERVER, server_info(r));
     }
     if (r->is_notification) {
         json_decref(result);

@@ -607,10 +607,13 @@ static sn_err scan_document(cc *c, const json_t *doc, const char *uri, entry **o
 }
 
 /* Asks the resolve callback for `uri` (once) and scans what it returns. */
-static sn_err fetch(cc *c, const char *uri)
+static sn_err fetch(cc *c, entry *e, const char *kw, const char *uri)
 {
     if (c->opts->resolve == NULL || str_get(&c->fetched, uri))
         return SN_OK;
+    if (c->fetched.n >= SN__MAX_DOCUMENTS)
+        return fail(c, SN_ELIMIT, e, kw, NULL, "schema refers to more than %d other documents",
+                    SN__MAX_DOCUMENTS);
     sn_err err = str_put(c, &c->fetched, uri, (void *)1);
     if (err)
         return err;
@@ -620,8 +623,8 @@ static sn_err fetch(cc *c, const char *uri)
     err = keep_doc(c, doc); /* takes doc, also on failure */
     if (err)
         return err;
-    entry *e;
-    return scan_document(c, doc, uri, &e);
+    entry *root;
+    return scan_document(c, doc, uri, &root);
 }
 
 /* ======================================================================
@@ -701,7 +704,7 @@ static sn_err resolve_ref(cc *c, entry *e, const char *kw, const char *ref, entr
     }
     uintptr_t ri = (uintptr_t)str_get(&c->uris, full);
     if (ri == 0) {
-        err = fetch(c, full);
+        err = fetch(c, e, kw, full);
         if (err)
             goto done;
         ri = (uintptr_t)str_get(&c->uris, full);

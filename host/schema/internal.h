@@ -35,6 +35,7 @@ enum {
 #define SN__DEFAULT_SUBSCHEMAS 10000
 #define SN__DEFAULT_STEPS      1000000
 #define SN__MAX_DEPTH_CAP      1000 /* max_depth is clamped to this (C stack of the scan) */
+#define SN__MAX_DOCUMENTS      64 /* documents fetched through the resolve callback */
 #define SN__EVAL_DEPTH         1000 /* nested evaluations in one validation */
 #define SN__MATCH_LIMIT        1000000
 #define SN__DEPTH_LIMIT        10000
