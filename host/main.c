@@ -1,14 +1,14 @@
 /* The snodo command: wiring only. Parses the command line, loads the server
  * directory, and hands it to a transport. The only place that exits. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "core/log.h"
 #include "lua/runtime.h"
 #include "proto/engine.h"
 #include "transport/stdio.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: snodo serve [DIR] [--stdio | --http HOST:PORT] [--workers N] [--no-watch]\n"
@@ -87,11 +87,10 @@ static int cmd_call(int argc, char **argv)
         sn_runtime_free(rt);
         return 2;
     }
-    json_t *req = json_pack(
-        "{sssisss{sssos{sss{}}}}", "jsonrpc", "2.0", "id", 1, "method", "tools/call", "params",
-        "name", argv[1], "arguments", arguments, "_meta",
-        "io.modelcontextprotocol/protocolVersion", "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities");
+    json_t *req = json_pack("{sssisss{sssos{sss{}}}}", "jsonrpc", "2.0", "id", 1, "method",
+                            "tools/call", "params", "name", argv[1], "arguments", arguments,
+                            "_meta", "io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                            "io.modelcontextprotocol/clientCapabilities");
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     sn_engine *engine = NULL;

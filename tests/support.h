@@ -1,8 +1,8 @@
 /* Helpers shared by the Criterion tests. */
 #ifndef SN_TESTS_SUPPORT_H
-#define SN_TESTS_SUPPORT_H
+#    define SN_TESTS_SUPPORT_H
 
-#include <stddef.h>
+#    include <stddef.h>
 
 /* .init/.fini pair: count live blocks through sn_alloc_set (and Jansson);
  * mem_end asserts that every block was freed. */
@@ -24,8 +24,8 @@ char *read_file(const char *path, size_t *len);
  * "-- client --" lines sent one per line, then "-- server --" lines: every
  * message the server writes, in order, compared as JSON values. */
 typedef struct transcript {
-    char *text;     /* the whole file; the arrays point into it */
-    char dir[512];  /* absolute */
+    char *text;    /* the whole file; the arrays point into it */
+    char dir[512]; /* absolute */
     char **client;
     size_t nclient;
     char **server;

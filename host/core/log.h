@@ -3,7 +3,12 @@
 #ifndef SN_CORE_LOG_H
 #define SN_CORE_LOG_H
 
-typedef enum sn_log_severity { SN_LOG_DEBUG, SN_LOG_INFO, SN_LOG_WARN, SN_LOG_ERROR } sn_log_severity;
+typedef enum sn_log_severity {
+    SN_LOG_DEBUG,
+    SN_LOG_INFO,
+    SN_LOG_WARN,
+    SN_LOG_ERROR
+} sn_log_severity;
 
 /* Lines below `min` are dropped (default SN_LOG_INFO). */
 void sn_log_set_min(sn_log_severity min);

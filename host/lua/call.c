@@ -1,16 +1,16 @@
 /* Calling handlers, the ctx frame, and turning return values into results. */
 #include "lua/call.h"
 
-#include <lauxlib.h>
-#include <stdio.h>
-#include <string.h>
-
 #include "core/alloc.h"
 #include "core/log.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
 
-const char *const sn_log_levels[] = {"debug",    "info",  "notice", "warning", "error",
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const sn_log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
                                      "critical", "alert", "emergency", NULL};
 
 int sn_log_level_index(const char *name)
@@ -108,9 +108,9 @@ static int ctx_log(lua_State *L)
         }
         data = json_pack("{soso}", "message", data, "data", extra);
     }
-    notify(c->frame, json_pack("{sssss{ssssso}}", "jsonrpc", "2.0", "method",
-                               "notifications/message", "params", "level", level, "logger",
-                               c->component, "data", data));
+    notify(c->frame,
+           json_pack("{sssss{ssssso}}", "jsonrpc", "2.0", "method", "notifications/message",
+                     "params", "level", level, "logger", c->component, "data", data));
     return 0;
 }
 
@@ -123,8 +123,7 @@ static int ctx_progress(lua_State *L)
     if (c->frame->progress_token == NULL)
         return 0;
     if (c->has_progress && done <= c->last_progress) {
-        sn_log(SN_LOG_WARN, "%s: ctx:progress(%g) does not increase; not sent", c->component,
-               done);
+        sn_log(SN_LOG_WARN, "%s: ctx:progress(%g) does not increase; not sent", c->component, done);
         return 0;
     }
     c->has_progress = 1;
@@ -164,12 +163,9 @@ static int ctx_request_state(lua_State *L)
 }
 
 static const luaL_Reg ctx_methods[] = {
-    {"supports", ctx_supports},
-    {"log", ctx_log},
-    {"progress", ctx_progress},
-    {"input_response", ctx_input_response},
-    {"request_state", ctx_request_state},
-    {NULL, NULL},
+    {"supports", ctx_supports},           {"log", ctx_log},
+    {"progress", ctx_progress},           {"input_response", ctx_input_response},
+    {"request_state", ctx_request_state}, {NULL, NULL},
 };
 
 static int ctx_index(lua_State *L)
@@ -319,13 +315,13 @@ static json_t *content_block(lua_State *L, int idx, char *why, size_t whylen)
                    ? NULL
                    : "image and audio need \"data\" and \"mimeType\"";
     else if (strcmp(type, "resource_link") == 0)
-        need = json_is_string(json_object_get(v, "uri")) &&
-                       json_is_string(json_object_get(v, "name"))
-                   ? NULL
-                   : "resource_link needs \"uri\" and \"name\"";
+        need =
+            json_is_string(json_object_get(v, "uri")) && json_is_string(json_object_get(v, "name"))
+                ? NULL
+                : "resource_link needs \"uri\" and \"name\"";
     else if (strcmp(type, "resource") == 0)
-        need = json_is_object(json_object_get(v, "resource")) ? NULL
-                                                              : "resource needs \"resource\"";
+        need =
+            json_is_object(json_object_get(v, "resource")) ? NULL : "resource needs \"resource\"";
     else
         need = "unknown content type";
     if (need) {
@@ -350,8 +346,7 @@ static json_t *content_list(lua_State *L, int idx, char *why, size_t whylen)
         else if (lua_type(L, -1) == LUA_TTABLE)
             block = content_block(L, lua_gettop(L), why, whylen);
         else
-            snprintf(why, whylen, "content entry %lld is a %s", (long long)i,
-                     luaL_typename(L, -1));
+            snprintf(why, whylen, "content entry %lld is a %s", (long long)i, luaL_typename(L, -1));
         lua_pop(L, 1);
         if (block == NULL || json_array_append_new(list, block)) {
             json_decref(list);
@@ -407,8 +402,8 @@ static json_t *full_result(lua_State *L, int idx, char *why, size_t whylen)
     if (r == NULL)
         return NULL;
     if (lua_getfield(L, idx, "content") != LUA_TNIL) {
-        json_t *list = lua_type(L, -1) == LUA_TTABLE ? content_list(L, lua_gettop(L), why, whylen)
-                                                     : NULL;
+        json_t *list =
+            lua_type(L, -1) == LUA_TTABLE ? content_list(L, lua_gettop(L), why, whylen) : NULL;
         if (list == NULL && !why[0])
             snprintf(why, whylen, "content must be a list of content blocks");
         if (list == NULL) {
@@ -557,8 +552,8 @@ static int run_protected(lua_State *L, lua_CFunction fn, job *j)
     lua_pushlightuserdata(L, j);
     int rc = lua_pcall(L, 1, 0, 0);
     if (rc != LUA_OK)
-        sn_log(SN_LOG_ERROR, "Lua: %s", lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                                                       : "error object");
+        sn_log(SN_LOG_ERROR, "Lua: %s",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error object");
     lua_settop(L, base);
     return rc;
 }
@@ -571,8 +566,7 @@ sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args
     if (run_protected(sn_runtime_lua(rt), protected_tool, &j) != LUA_OK) {
         sn_call_outcome_clear(out);
         char text[300];
-        snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory",
-                 tool->name);
+        snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory", tool->name);
         out->result = error_result(text);
     }
     return out->result || out->rpc_code ? SN_OK : SN_ENOMEM;
@@ -583,7 +577,7 @@ static int protected_init(lua_State *L)
     job *j = lua_touserdata(L, 1);
     const sn_server *s = &sn_runtime_catalog(lua_touserdata(L, lua_upvalueindex(1)))->server;
     (void)s;
-    lua_pushcfunction(L, msghandler);           /* 2 */
+    lua_pushcfunction(L, msghandler);             /* 2 */
     ctx_box *ctx = push_ctx(L, j->frame, "init"); /* 3 */
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->ref);
     push_json_or_nil(L, j->frame->client_info);

@@ -5,11 +5,11 @@
 #ifndef SN_LUA_CALL_H
 #define SN_LUA_CALL_H
 
-#include <jansson.h>
-#include <stdbool.h>
-
 #include "core/err.h"
 #include "lua/runtime.h"
+
+#include <jansson.h>
+#include <stdbool.h>
 
 /* Delivers a notification (progress, log) on the stream of the request being
  * handled. Takes `msg`. */
@@ -22,16 +22,16 @@ int sn_log_level_index(const char *name); /* -1 when unknown */
 /* What a handler sees as `ctx`. Everything is borrowed for the call. */
 typedef struct sn_frame {
     const char *protocol_version;
-    bool stateless;                   /* 2026-07-28 per-request era */
-    const char *session_id;           /* NULL without a session */
-    const json_t *client_info;        /* or NULL */
+    bool stateless;            /* 2026-07-28 per-request era */
+    const char *session_id;    /* NULL without a session */
+    const json_t *client_info; /* or NULL */
     const json_t *client_capabilities;
-    const json_t *request_meta;       /* params._meta, or NULL */
-    const json_t *headers;            /* object of lower-case names, or NULL */
-    const json_t *auth;               /* or NULL */
-    const json_t *progress_token;     /* or NULL: no progress notifications */
-    int log_level;                    /* minimum sn_log_levels index; -1 sends none */
-    int assigns_ref;                  /* the session's assigns table, LUA_NOREF for none */
+    const json_t *request_meta;   /* params._meta, or NULL */
+    const json_t *headers;        /* object of lower-case names, or NULL */
+    const json_t *auth;           /* or NULL */
+    const json_t *progress_token; /* or NULL: no progress notifications */
+    int log_level;                /* minimum sn_log_levels index; -1 sends none */
+    int assigns_ref;              /* the session's assigns table, LUA_NOREF for none */
     sn_notify_cb *notify;
     void *notify_ud;
 } sn_frame;

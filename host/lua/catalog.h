@@ -4,11 +4,11 @@
 #ifndef SN_LUA_CATALOG_H
 #define SN_LUA_CATALOG_H
 
+#include "schema/schema.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "schema/schema.h"
 
 typedef enum sn_kind { SN_KIND_TOOL, SN_KIND_RESOURCE, SN_KIND_PROMPT } sn_kind;
 
@@ -33,12 +33,12 @@ typedef struct sn_cache_hint {
 typedef struct sn_component {
     sn_kind kind;
     char *name;
-    char *file;         /* path relative to the server directory */
-    json_t *title;      /* string or NULL */
+    char *file;    /* path relative to the server directory */
+    json_t *title; /* string or NULL */
     json_t *description;
-    json_t *icons;      /* array or NULL */
-    json_t *meta;       /* object or NULL, emitted as _meta */
-    int handler_ref;    /* call / read / render, in the registry */
+    json_t *icons;   /* array or NULL */
+    json_t *meta;    /* object or NULL, emitted as _meta */
+    int handler_ref; /* call / read / render, in the registry */
     /* tools */
     json_t *annotations;
     json_t *input_schema;  /* always an object schema */

@@ -1,13 +1,13 @@
 #include "lua/convert.h"
 
+#include "core/alloc.h"
+#include "core/utf8.h"
+
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/alloc.h"
-#include "core/utf8.h"
 
 /* Key of the empty-array sentinel in the registry (address of a static char,
  * Lua manual "Registry"). */
@@ -48,7 +48,8 @@ void sn_lua_push_json(lua_State *L, const json_t *v)
         const char *key;
         json_t *item;
         lua_createtable(L, 0, (int)json_object_size(v));
-        json_object_foreach((json_t *)v, key, item) {
+        json_object_foreach((json_t *)v, key, item)
+        {
             sn_lua_push_json(L, item);
             lua_setfield(L, -2, key);
         }
@@ -58,7 +59,8 @@ void sn_lua_push_json(lua_State *L, const json_t *v)
         size_t i;
         json_t *item;
         lua_createtable(L, (int)json_array_size(v), 0);
-        json_array_foreach(v, i, item) {
+        json_array_foreach(v, i, item)
+        {
             sn_lua_push_json(L, item);
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
@@ -165,8 +167,7 @@ static lua_Integer array_length(lua_State *L, int idx)
     return n > 0 && n == max ? n : -1;
 }
 
-static sn_err table_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p,
-                            int depth)
+static sn_err table_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, path *p, int depth)
 {
     if (depth > SN_JSON_MAX_DEPTH)
         return fail(diag, p, "a table nested too deeply (or cyclic)");
@@ -241,8 +242,8 @@ static sn_err table_to_json(lua_State *L, int idx, json_t **out, sn_diag *diag, 
         qsort(members, count, sizeof *members, member_cmp);
     for (size_t i = 0; i < count; i++) {
         /* json_object_setn_new_nocheck takes the value, also on failure */
-        if (err == SN_OK && json_object_setn_new_nocheck(obj, members[i].key, members[i].len,
-                                                         members[i].value))
+        if (err == SN_OK &&
+            json_object_setn_new_nocheck(obj, members[i].key, members[i].len, members[i].value))
             err = SN_ENOMEM;
         else if (err != SN_OK)
             json_decref(members[i].value);

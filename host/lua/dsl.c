@@ -8,16 +8,16 @@
  * freed; only the outermost function raises, after cleaning up, so the
  * message carries the component file and line ("order.lua:12: tool
  * "order": argument "lines.sku": declared twice"). */
+#include "core/alloc.h"
+#include "lua/convert.h"
+#include "lua/internal.h"
+#include "schema/schema.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "core/alloc.h"
-#include "lua/convert.h"
-#include "lua/internal.h"
-#include "schema/schema.h"
 
 /* ==== declaration context ================================================ */
 
@@ -125,8 +125,8 @@ static const option arg_options[] = {
 /* Keys an argument spec may hold besides arg_options. */
 static const char *const arg_special[] = {"required", "additional_properties", "schema", NULL};
 
-static const char *const json_types[] = {"string",  "number", "integer", "boolean",
-                                         "object",  "array",  "null",    NULL};
+static const char *const json_types[] = {"string", "number", "integer", "boolean",
+                                         "object", "array",  "null",    NULL};
 
 static int in_list(const char *const *list, const char *s)
 {
@@ -346,7 +346,8 @@ static int merge_schema(build *b, int idx, json_t *node)
     }
     const char *key;
     json_t *v;
-    json_object_foreach(raw, key, v) {
+    json_object_foreach(raw, key, v)
+    {
         if (json_object_get(node, key)) {
             char k[64];
             snprintf(k, sizeof k, "%s", key);
@@ -528,7 +529,8 @@ static json_t *build_icons(build *b, int idx)
     }
     size_t i;
     json_t *icon;
-    json_array_foreach(icons, i, icon) {
+    json_array_foreach(icons, i, icon)
+    {
         const char *key;
         json_t *v;
         json_t *src = json_object_get(icon, "src");
@@ -537,7 +539,8 @@ static json_t *build_icons(build *b, int idx)
             fail(b, "icon %zu needs an absolute URI 'src'", i + 1);
             goto bad;
         }
-        json_object_foreach(icon, key, v) {
+        json_object_foreach(icon, key, v)
+        {
             int ok = strcmp(key, "src") == 0 || (strcmp(key, "mimeType") == 0 && json_is_string(v));
             if (strcmp(key, "sizes") == 0) {
                 size_t j;
@@ -549,8 +552,9 @@ static json_t *build_icons(build *b, int idx)
                 ok = json_is_string(v) && (strcmp(json_string_value(v), "light") == 0 ||
                                            strcmp(json_string_value(v), "dark") == 0);
             if (!ok) {
-                fail(b, "icon %zu: '%s' is not src, mimeType (a string), sizes (a list of strings) "
-                        "or theme (\"light\" or \"dark\")",
+                fail(b,
+                     "icon %zu: '%s' is not src, mimeType (a string), sizes (a list of strings) "
+                     "or theme (\"light\" or \"dark\")",
                      i + 1, key);
                 goto bad;
             }
@@ -589,8 +593,9 @@ static const char *meta_key_problem(const char *key)
                 return "each label of its prefix must end with a letter or digit";
             if (++label == 2)
                 second = start;
-            if (second == start && ((p - start == 20 && !strncmp(start, "modelcontextprotocol", 20)) ||
-                                    (p - start == 3 && !strncmp(start, "mcp", 3))))
+            if (second == start &&
+                ((p - start == 20 && !strncmp(start, "modelcontextprotocol", 20)) ||
+                 (p - start == 3 && !strncmp(start, "mcp", 3))))
                 return "its prefix is reserved for the MCP protocol";
             if (p < slash)
                 p++;
@@ -621,7 +626,8 @@ static json_t *build_meta(build *b, int idx)
     }
     const char *key;
     json_t *v;
-    json_object_foreach(meta, key, v) {
+    json_object_foreach(meta, key, v)
+    {
         const char *problem = meta_key_problem(key);
         if (problem) {
             fail(b, "metadata key \"%.100s\" is not an MCP _meta key: %s", key, problem);
@@ -703,8 +709,7 @@ static int build_common(build *b, int spec, sn_component *c)
     }
     lua_pop(L, 1);
     if (lua_getfield(L, spec, "description") != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TSTRING ||
-            !(c->description = json_string(lua_tostring(L, -1))))
+        if (lua_type(L, -1) != LUA_TSTRING || !(c->description = json_string(lua_tostring(L, -1))))
             fail(b, "'description' must be a UTF-8 string");
     }
     lua_pop(L, 1);
@@ -731,8 +736,8 @@ static int valid_tool_name(const char *s)
 }
 
 static const char *const tool_keys[] = {
-    "title",  "description",   "icons", "metadata", "annotations", "additional_properties",
-    "schema", "input_schema", "output_schema", "call", "limits", NULL,
+    "title",  "description",  "icons",         "metadata", "annotations", "additional_properties",
+    "schema", "input_schema", "output_schema", "call",     "limits",      NULL,
 };
 
 static const sn_component *find_declared(const sn_component_list *list, const char *name)
@@ -987,8 +992,7 @@ static int dsl_argument(lua_State *L)
 /* snodo.array(T): an array whose items are T. */
 static int dsl_array(lua_State *L)
 {
-    luaL_argexpected(L, lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TTABLE, 1,
-                     "a type");
+    luaL_argexpected(L, lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TTABLE, 1, "a type");
     lua_createtable(L, 0, 1);
     lua_pushvalue(L, 1);
     lua_setfield(L, -2, "of");
@@ -1008,12 +1012,30 @@ static int dsl_output_schema(lua_State *L)
 /* ---- snodo.server ---- */
 
 static const char *const server_keys[] = {
-    "name",          "version",       "title",          "description",
-    "website_url",   "icons",         "instructions",   "schema_validator",
-    "pagination",    "tools_cache",   "prompts_cache",  "resources_cache",
-    "discovery_cache", "protocols",   "capabilities",   "extensions",
-    "subscription_source", "instrumentation", "authorization", "limits",
-    "init",          "http",          "request_state_ttl", "sandbox",
+    "name",
+    "version",
+    "title",
+    "description",
+    "website_url",
+    "icons",
+    "instructions",
+    "schema_validator",
+    "pagination",
+    "tools_cache",
+    "prompts_cache",
+    "resources_cache",
+    "discovery_cache",
+    "protocols",
+    "capabilities",
+    "extensions",
+    "subscription_source",
+    "instrumentation",
+    "authorization",
+    "limits",
+    "init",
+    "http",
+    "request_state_ttl",
+    "sandbox",
     NULL,
 };
 
@@ -1070,8 +1092,9 @@ static int parse_protocols(build *b, int idx, unsigned *out)
                 bit = known[k].bit;
         lua_pop(L, 1);
         if (!bit)
-            return fail(b, "'protocols' entry %lld is not one of 2025-06-18, 2025-11-25, "
-                           "2026-07-28",
+            return fail(b,
+                        "'protocols' entry %lld is not one of 2025-06-18, 2025-11-25, "
+                        "2026-07-28",
                         (long long)i);
         bits |= bit;
     }
@@ -1119,8 +1142,7 @@ static int dsl_server(lua_State *L)
     sn_server *s = &ld->catalog->server;
     char *name = NULL, *version = NULL;
     if (check_keys(&b, 1, 0, server_keys, NULL) || string_field(&b, 1, "name", &name) ||
-        string_field(&b, 1, "version", &version) ||
-        json_string_field(&b, 1, "title", &s->title) ||
+        string_field(&b, 1, "version", &version) || json_string_field(&b, 1, "title", &s->title) ||
         json_string_field(&b, 1, "instructions", &s->instructions) ||
         json_string_field(&b, 1, "website_url", &s->website_url))
         goto fail;
@@ -1242,16 +1264,19 @@ static const struct {
     const char *name;
     int code;
 } error_codes[] = {
-    {"parse_error", -32700},      {"invalid_request", -32600},   {"method_not_found", -32601},
-    {"invalid_params", -32602},   {"internal_error", -32603},    {"resource_not_found", -32002},
+    {"parse_error", -32700},
+    {"invalid_request", -32600},
+    {"method_not_found", -32601},
+    {"invalid_params", -32602},
+    {"internal_error", -32603},
+    {"resource_not_found", -32002},
     {NULL, 0},
 };
 
 /* snodo.base64(bytes): standard base64 with padding. */
 static int dsl_base64(lua_State *L)
 {
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t n;
     const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
     luaL_Buffer b;

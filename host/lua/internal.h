@@ -2,29 +2,29 @@
 #ifndef SN_LUA_INTERNAL_H
 #define SN_LUA_INTERNAL_H
 
+#include "lua/catalog.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdbool.h>
 
-#include "lua/catalog.h"
-
-#define SN_ARGUMENT_MT "snodo.Argument"
+#define SN_ARGUMENT_MT   "snodo.Argument"
 #define SN_ARRAY_TYPE_MT "snodo.ArrayType"
-#define SN_OUTPUT_MT "snodo.OutputSchema"
-#define SN_ERROR_MT "snodo.Error"
-#define SN_CONTEXT_MT "snodo.Context"
-#define SN_CONTENT_MT "snodo.Content"
-#define SN_RESULT_MT "snodo.Result"
-#define SN_BLOB_MT "snodo.Blob"
-#define SN_MESSAGE_MT "snodo.Message"
+#define SN_OUTPUT_MT     "snodo.OutputSchema"
+#define SN_ERROR_MT      "snodo.Error"
+#define SN_CONTEXT_MT    "snodo.Context"
+#define SN_CONTENT_MT    "snodo.Content"
+#define SN_RESULT_MT     "snodo.Result"
+#define SN_BLOB_MT       "snodo.Blob"
+#define SN_MESSAGE_MT    "snodo.Message"
 
 /* What the DSL functions share through their upvalue: the catalog being
  * built and where loading is. */
 typedef struct sn__loader {
     sn_catalog *catalog;
-    const char *file;  /* relative path of the file being loaded, or NULL */
-    bool loading;      /* the phase guard: registration only while true */
-    bool server_seen;  /* snodo.server{} was called */
+    const char *file; /* relative path of the file being loaded, or NULL */
+    bool loading;     /* the phase guard: registration only while true */
+    bool server_seen; /* snodo.server{} was called */
 } sn__loader;
 
 /* Opens the snodo module with `loader` (may be NULL: then every

@@ -2,16 +2,16 @@
  * `require "snodo"` gives the DSL (registration raises outside a server
  * load), and `require "snodo.testing"` loads server directories into their
  * own VMs and talks to them through the engine, in-process. */
-#include <lauxlib.h>
-#include <lua.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "core/alloc.h"
 #include "lua/convert.h"
 #include "lua/embedded.h"
 #include "lua/internal.h"
 #include "proto/engine.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
 
 int luaopen_snodo(lua_State *L);
 int luaopen_snodo_testing(lua_State *L);
@@ -118,7 +118,7 @@ static int core_decode(lua_State *L)
 }
 
 static const luaL_Reg core_funcs[] = {
-    {"load", core_load},     {"send", core_send},   {"close", server_close},
+    {"load", core_load},     {"send", core_send},     {"close", server_close},
     {"encode", core_encode}, {"decode", core_decode}, {NULL, NULL},
 };
 

@@ -12,20 +12,20 @@
  *   speak (DIGEST A2). */
 #include "proto/engine.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "core/alloc.h"
 #include "core/log.h"
 #include "lua/call.h"
 #include "proto/internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_CLIENT "io.modelcontextprotocol/clientInfo"
-#define META_LOG "io.modelcontextprotocol/logLevel"
-#define META_SERVER "io.modelcontextprotocol/serverInfo"
+#define META_CAPS    "io.modelcontextprotocol/clientCapabilities"
+#define META_CLIENT  "io.modelcontextprotocol/clientInfo"
+#define META_LOG     "io.modelcontextprotocol/logLevel"
+#define META_SERVER  "io.modelcontextprotocol/serverInfo"
 
 struct sn_engine {
     sn_runtime *rt; /* borrowed */
@@ -268,9 +268,9 @@ static void on_initialize(sn__request *r)
     }
     if (chosen == NULL) {
         /* versioning.mdx: a modern-only server names its versions in the error */
-        sn__reply_error(r, -32602, "Unsupported protocol version",
-                        json_pack("{soss?}", "supported", supported_versions(r->engine),
-                                  "requested", asked));
+        sn__reply_error(
+            r, -32602, "Unsupported protocol version",
+            json_pack("{soss?}", "supported", supported_versions(r->engine), "requested", asked));
         return;
     }
     json_t *info = json_object_get(r->params, "clientInfo");
@@ -327,9 +327,9 @@ static void on_notification(sn__request *r)
 static void on_discover(sn__request *r)
 {
     const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
-    json_t *result = json_pack("{sososo}", "supportedVersions", supported_versions(r->engine),
-                               "capabilities", server_capabilities(r), "serverInfo",
-                               server_info(r));
+    json_t *result =
+        json_pack("{sososo}", "supportedVersions", supported_versions(r->engine), "capabilities",
+                  server_capabilities(r), "serverInfo", server_info(r));
     if (result && s->instructions)
         json_object_set(result, "instructions", s->instructions);
     /* DiscoverResult has no serverInfo field: identity travels in _meta */
@@ -427,15 +427,14 @@ static bool check_modern(sn__request *r)
         return false;
     }
     if (!json_is_object(json_object_get(r->meta, META_CAPS))) {
-        sn__reply_error(r, -32602, "Invalid params: missing required _meta field " META_CAPS,
-                        NULL);
+        sn__reply_error(r, -32602, "Invalid params: missing required _meta field " META_CAPS, NULL);
         return false;
     }
     unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
     if (strcmp(v, "2026-07-28") != 0 || !(on & SN_PROTO_2026_07_28)) {
-        sn__reply_error(r, -32022, "Unsupported protocol version",
-                        json_pack("{soss}", "supported", supported_versions(r->engine),
-                                  "requested", v));
+        sn__reply_error(
+            r, -32022, "Unsupported protocol version",
+            json_pack("{soss}", "supported", supported_versions(r->engine), "requested", v));
         return false;
     }
     json_t *level = json_object_get(r->meta, META_LOG);
@@ -467,11 +466,9 @@ static void dispatch(sn__request *r, const char *name)
 }
 
 sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size_t len,
-                        const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit,
-                        void *ud)
+                        const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit, void *ud)
 {
-    sn__request r = {.engine = e, .session = session, .in = in, .out = out, .emit = emit,
-                     .ud = ud};
+    sn__request r = {.engine = e, .session = session, .in = in, .out = out, .emit = emit, .ud = ud};
     if (out) {
         memset(out, 0, sizeof *out);
         out->http_status = 200;
@@ -493,13 +490,13 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
     }
     if (id && valid_id(id))
         r.id = id; /* echo every id we can read, even on an invalid request */
-    if (!json_is_object(doc) ||
-        !json_is_string(json_object_get(doc, "jsonrpc")) ||
+    if (!json_is_object(doc) || !json_is_string(json_object_get(doc, "jsonrpc")) ||
         strcmp(json_string_value(json_object_get(doc, "jsonrpc")), "2.0") != 0) {
         sn__reply_error(&r, -32600, "Invalid Request: not a JSON-RPC 2.0 message", NULL);
         goto done;
     }
-    if (method_v == NULL && id && (json_object_get(doc, "result") || json_object_get(doc, "error"))) {
+    if (method_v == NULL && id &&
+        (json_object_get(doc, "result") || json_object_get(doc, "error"))) {
         if (out)
             out->http_status = 202; /* a client's response: nothing asked for it yet */
         goto done;
@@ -509,8 +506,7 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         goto done;
     }
     if (id && !valid_id(id)) {
-        sn__reply_error(&r, -32600, "Invalid Request: \"id\" must be a string or an integer",
-                        NULL);
+        sn__reply_error(&r, -32600, "Invalid Request: \"id\" must be a string or an integer", NULL);
         goto done;
     }
     r.is_notification = id == NULL;

@@ -7,12 +7,12 @@
 #ifndef SN_PROTO_ENGINE_H
 #define SN_PROTO_ENGINE_H
 
+#include "core/err.h"
+#include "lua/runtime.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-
-#include "core/err.h"
-#include "lua/runtime.h"
 
 typedef struct sn_engine sn_engine;   /* opaque */
 typedef struct sn_session sn_session; /* opaque: one initialize-era client */
@@ -28,9 +28,9 @@ typedef struct sn_request_facts {
 
 /* What the transport should do with the reply. */
 typedef struct sn_reply_facts {
-    int http_status;      /* 200, 202 (notification or client response), 400, 404 ... */
-    bool initialized;     /* this message was a successful `initialize` */
-    bool stateless;       /* served in the 2026-07-28 era */
+    int http_status;  /* 200, 202 (notification or client response), 400, 404 ... */
+    bool initialized; /* this message was a successful `initialize` */
+    bool stateless;   /* served in the 2026-07-28 era */
 } sn_reply_facts;
 
 /* Creates an engine serving `rt` (keeps it until sn_engine_free). */

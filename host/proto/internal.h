@@ -2,11 +2,11 @@
 #ifndef SN_PROTO_INTERNAL_H
 #define SN_PROTO_INTERNAL_H
 
-#include <jansson.h>
-#include <stdbool.h>
-
 #include "lua/call.h"
 #include "proto/engine.h"
+
+#include <jansson.h>
+#include <stdbool.h>
 
 /* One message being handled. Everything is borrowed from the parsed
  * document, which lives until the handler returns. */
@@ -17,9 +17,9 @@ typedef struct sn__request {
     sn_reply_facts *out;        /* may be NULL */
     sn_emit_cb *emit;
     void *ud;
-    json_t *id;     /* NULL for a notification */
-    json_t *params; /* NULL when absent */
-    json_t *meta;   /* params._meta when an object, else NULL */
+    json_t *id;          /* NULL for a notification */
+    json_t *params;      /* NULL when absent */
+    json_t *meta;        /* params._meta when an object, else NULL */
     const char *version; /* the protocol revision this message is served in */
     bool stateless;
     bool is_notification;

@@ -1,9 +1,9 @@
 /* tools/list and tools/call. */
-#include <stdio.h>
-#include <string.h>
-
 #include "core/log.h"
 #include "proto/internal.h"
+
+#include <stdio.h>
+#include <string.h>
 
 /* A tool definition as the request's protocol revision shows it: 2025-06-18
  * has title and _meta but no icons (seed "Tools"); initialize-era clients
@@ -55,8 +55,8 @@ void sn__on_tools_list(sn__request *r)
 /* An isError result for arguments the model can correct. */
 static void reply_invalid(sn__request *r, const char *text)
 {
-    sn__reply_result(r, json_pack("{s[{ssss}]sb}", "content", "type", "text", "text", text,
-                                  "isError", 1));
+    sn__reply_result(
+        r, json_pack("{s[{ssss}]sb}", "content", "type", "text", "text", text, "isError", 1));
 }
 
 /* The router's own check, in every validator mode: the top-level required
@@ -67,7 +67,8 @@ static bool check_required(sn__request *r, const sn_component *t, const json_t *
     size_t n = (size_t)snprintf(text, sizeof text, "Missing required arguments: ");
     size_t start = n, i;
     json_t *name;
-    json_array_foreach(t->required, i, name) {
+    json_array_foreach(t->required, i, name)
+    {
         const char *s = json_string_value(name);
         if (s == NULL || json_object_get(args, s))
             continue;

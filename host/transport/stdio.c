@@ -4,14 +4,14 @@
  * else. */
 #include "transport/stdio.h"
 
+#include "core/alloc.h"
+#include "core/log.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
-
-#include "core/alloc.h"
-#include "core/log.h"
 
 #define DEFAULT_MAX_LINE (4u << 20)
 
@@ -246,8 +246,10 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
     if (rc == 0)
         rc = uv_pipe_open(&s.out, out_fd);
     if (rc < 0) {
-        sn_log(SN_LOG_ERROR, "stdio: cannot use the standard streams: %s (they must be pipes "
-                             "or sockets)", uv_strerror(rc));
+        sn_log(SN_LOG_ERROR,
+               "stdio: cannot use the standard streams: %s (they must be pipes "
+               "or sockets)",
+               uv_strerror(rc));
         sn_session_free(s.session);
         return -1;
     }

@@ -1,17 +1,17 @@
 /* The DSL: what component files declare becomes the catalog (generated JSON
  * Schemas asserted field by field) or a load error naming the file, the line,
  * the component and the nested path. */
+#include "core/alloc.h"
+#include "lua/call.h"
+#include "lua/runtime.h"
+#include "support.h"
+
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "core/alloc.h"
-#include "lua/call.h"
-#include "lua/runtime.h"
-#include "support.h"
 
 static char dir[256];
 
@@ -96,13 +96,12 @@ Test(dsl, builds_the_seed_search_schema, .init = setup, .fini = teardown)
     cr_assert_eq(sn_runtime_load(dir, &rt, &diag), SN_OK, "%s", diag.message);
     const sn_component *t = sn_catalog_find(&sn_runtime_catalog(rt)->tools, "search");
     cr_assert_not_null(t);
-    assert_schema(t->input_schema,
-                  "{\"type\":\"object\",\"properties\":{"
-                  "\"query\":{\"type\":\"string\",\"minLength\":1},"
-                  "\"page\":{\"type\":\"integer\",\"minimum\":1},"
-                  "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-                  "\"uniqueItems\":true}},"
-                  "\"required\":[\"query\"],\"additionalProperties\":false}");
+    assert_schema(t->input_schema, "{\"type\":\"object\",\"properties\":{"
+                                   "\"query\":{\"type\":\"string\",\"minLength\":1},"
+                                   "\"page\":{\"type\":\"integer\",\"minimum\":1},"
+                                   "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+                                   "\"uniqueItems\":true}},"
+                                   "\"required\":[\"query\"],\"additionalProperties\":false}");
     cr_expect_null(t->output_schema);
     cr_expect_str_eq(json_string_value(t->description), "Search packages");
     sn_runtime_free(rt);
@@ -110,24 +109,24 @@ Test(dsl, builds_the_seed_search_schema, .init = setup, .fini = teardown)
 
 Test(dsl, builds_the_seed_order_schema_with_nested_blocks, .init = setup, .fini = teardown)
 {
-    write_file("tools.lua",
-               PRELUDE "tool 'order' {\n"
-                       "  description = 'Place an order',\n"
-                       "  argument 'customer' { 'object', required = true,\n"
-                       "    argument 'id'    { 'string', required = true },\n"
-                       "    argument 'email' { 'string' },\n"
-                       "  },\n"
-                       "  argument 'lines' { snodo.array 'object', required = true, min_items = 1,\n"
-                       "                     additional_properties = false,\n"
-                       "    argument 'sku'      { 'string', required = true },\n"
-                       "    argument 'quantity' { 'integer', required = true, minimum = 1 },\n"
-                       "  },\n"
-                       "  output_schema = {\n"
-                       "    argument 'order_id' { 'string', required = true },\n"
-                       "    argument 'total'    { 'number', required = true },\n"
-                       "  },\n"
-                       "  call = function() return snodo.structured { order_id = 'o-1' } end,\n"
-                       "}\n");
+    write_file("tools.lua", PRELUDE
+               "tool 'order' {\n"
+               "  description = 'Place an order',\n"
+               "  argument 'customer' { 'object', required = true,\n"
+               "    argument 'id'    { 'string', required = true },\n"
+               "    argument 'email' { 'string' },\n"
+               "  },\n"
+               "  argument 'lines' { snodo.array 'object', required = true, min_items = 1,\n"
+               "                     additional_properties = false,\n"
+               "    argument 'sku'      { 'string', required = true },\n"
+               "    argument 'quantity' { 'integer', required = true, minimum = 1 },\n"
+               "  },\n"
+               "  output_schema = {\n"
+               "    argument 'order_id' { 'string', required = true },\n"
+               "    argument 'total'    { 'number', required = true },\n"
+               "  },\n"
+               "  call = function() return snodo.structured { order_id = 'o-1' } end,\n"
+               "}\n");
     sn_runtime *rt = NULL;
     sn_diag diag;
     cr_assert_eq(sn_runtime_load(dir, &rt, &diag), SN_OK, "%s", diag.message);
@@ -153,21 +152,21 @@ Test(dsl, builds_the_seed_order_schema_with_nested_blocks, .init = setup, .fini 
 
 Test(dsl, emits_every_argument_option_in_a_fixed_order, .init = setup, .fini = teardown)
 {
-    write_file("tools.lua",
-               PRELUDE "tool 'all' {\n"
-                       "  argument 's' { 'string', description = 'd', title = 't', enum = {'a','b'},\n"
-                       "    default = 'a', pattern = '^[ab]$', format = 'email', min_length = 1,\n"
-                       "    max_length = 2, header = 'S', schema = { examples = {'a'} } },\n"
-                       "  argument 'n' { 'number', minimum = 0, maximum = 9, exclusive_minimum = -1,\n"
-                       "    exclusive_maximum = 10, multiple_of = 0.5 },\n"
-                       "  argument 'a' { snodo.array(snodo.array 'integer'), min_items = 1,\n"
-                       "    max_items = 3, unique_items = false },\n"
-                       "  argument 'o' { 'object', min_properties = 1, max_properties = 2,\n"
-                       "    additional_properties = { type = 'string' } },\n"
-                       "  argument 'r' { { type = 'string', format = 'uuid' }, required = true },\n"
-                       "  schema = { ['$comment'] = 'root' },\n"
-                       "  call = function() end,\n"
-                       "}\n");
+    write_file("tools.lua", PRELUDE
+               "tool 'all' {\n"
+               "  argument 's' { 'string', description = 'd', title = 't', enum = {'a','b'},\n"
+               "    default = 'a', pattern = '^[ab]$', format = 'email', min_length = 1,\n"
+               "    max_length = 2, header = 'S', schema = { examples = {'a'} } },\n"
+               "  argument 'n' { 'number', minimum = 0, maximum = 9, exclusive_minimum = -1,\n"
+               "    exclusive_maximum = 10, multiple_of = 0.5 },\n"
+               "  argument 'a' { snodo.array(snodo.array 'integer'), min_items = 1,\n"
+               "    max_items = 3, unique_items = false },\n"
+               "  argument 'o' { 'object', min_properties = 1, max_properties = 2,\n"
+               "    additional_properties = { type = 'string' } },\n"
+               "  argument 'r' { { type = 'string', format = 'uuid' }, required = true },\n"
+               "  schema = { ['$comment'] = 'root' },\n"
+               "  call = function() end,\n"
+               "}\n");
     sn_runtime *rt = NULL;
     sn_diag diag;
     cr_assert_eq(sn_runtime_load(dir, &rt, &diag), SN_OK, "%s", diag.message);
@@ -268,7 +267,8 @@ static struct load_case load_cases[] = {
      "tools.lua:3: tool \"x\": unknown option 'descripton'"},
     {PRELUDE "tool 'x' { icons = { { src = 'icon.png' } }, call = print }",
      "tools.lua:3: tool \"x\": icon 1 needs an absolute URI 'src'"},
-    {PRELUDE "tool 'x' { icons = { { src = 'https://e.com/i.png', theme = 'blue' } }, call = print }",
+    {PRELUDE
+     "tool 'x' { icons = { { src = 'https://e.com/i.png', theme = 'blue' } }, call = print }",
      "tools.lua:3: tool \"x\": icon 1: 'theme' is not src, mimeType (a string), sizes (a list of "
      "strings) or theme (\"light\" or \"dark\")"},
     {PRELUDE "tool 'x' { metadata = { ['io.modelcontextprotocol/x'] = 1 }, call = print }",
@@ -308,7 +308,8 @@ static struct load_case load_cases[] = {
      "tools.lua:3: tool \"x\": unknown annotation 'read_only'"},
     {PRELUDE "snodo.server { name = 'x' }",
      "tools.lua:3: snodo.server: call it from the directory's server.lua"},
-    {PRELUDE "tool 'x' { call = print\n", "tools.lua:4: '}' expected (to close '{' at line 3) near <eof>"},
+    {PRELUDE "tool 'x' { call = print\n",
+     "tools.lua:4: '}' expected (to close '{' at line 3) near <eof>"},
     {PRELUDE "error('broken at load')", "tools.lua:3: broken at load"},
 };
 
@@ -332,9 +333,10 @@ ParameterizedTest(struct load_case *c, dsl, refuses_a_bad_declaration, .init = s
  * cannot change the catalog behind the engine's back. */
 Test(dsl, refuses_registration_outside_a_load, .init = setup, .fini = teardown)
 {
-    write_file("tools.lua", PRELUDE "tool 'x' { call = function()\n"
-                                    "  local ok, err = pcall(function() tool 'late' { call = print } end)\n"
-                                    "  return err end }\n");
+    write_file("tools.lua",
+               PRELUDE "tool 'x' { call = function()\n"
+                       "  local ok, err = pcall(function() tool 'late' { call = print } end)\n"
+                       "  return err end }\n");
     sn_runtime *rt = NULL;
     sn_diag diag;
     cr_assert_eq(sn_runtime_load(dir, &rt, &diag), SN_OK, "%s", diag.message);
@@ -343,7 +345,8 @@ Test(dsl, refuses_registration_outside_a_load, .init = setup, .fini = teardown)
     sn_call_outcome out;
     json_t *args = json_object();
     cr_assert_eq(sn_call_tool(rt, t, args, &frame, &out), SN_OK);
-    json_t *text = json_object_get(json_array_get(json_object_get(out.result, "content"), 0), "text");
+    json_t *text =
+        json_object_get(json_array_get(json_object_get(out.result, "content"), 0), "text");
     cr_expect_str_eq(json_string_value(text),
                      "tools.lua:4: snodo.tool can only be called while a server directory loads");
     cr_expect_eq(sn_runtime_catalog(rt)->tools.count, 1);

@@ -1,6 +1,9 @@
 /* Wire tests: each transcript in tests/wire/ is replayed against the real
  * binary, `snodo serve --stdio DIR`, over pipes. The same transcripts run
  * through the engine in-process in tests/proto/test_engine.c. */
+#include "support.h"
+#include "wire/transcripts.h"
+
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <dirent.h>
@@ -13,9 +16,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "support.h"
-#include "wire/transcripts.h"
 
 static const char *binary(void)
 {
@@ -88,8 +88,7 @@ ParameterizedTestParameters(wire, replays_transcript_over_stdio)
     return transcript_params();
 }
 
-ParameterizedTest(struct transcript_name *param, wire, replays_transcript_over_stdio,
-                  .timeout = 30)
+ParameterizedTest(struct transcript_name *param, wire, replays_transcript_over_stdio, .timeout = 30)
 {
     const char *name_buf = param->name, **name = &name_buf;
     char path[1024];
@@ -116,8 +115,8 @@ ParameterizedTest(struct transcript_name *param, wire, replays_transcript_over_s
     transcript_maybe_update(path, &t, lines, n);
     const char *why = transcript_compare(&t, lines, n);
     cr_expect_null(why, "%s: %s", *name, why);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the server exited with %d",
-              *name, status);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the server exited with %d", *name,
+              status);
     free(lines);
     free(output);
     free(input);

@@ -3,16 +3,13 @@
 #ifndef SN_TESTS_WIRE_TRANSCRIPTS_H
 #define SN_TESTS_WIRE_TRANSCRIPTS_H
 
+#include <criterion/parameterized.h>
+#include <stdio.h>
+
 static const char *const sn_transcripts[] = {
-    "initialize_2025_06_18.txt",
-    "initialize_2025_11_25.txt",
-    "initialize_counter_offer.txt",
-    "stateless_discover.txt",
-    "stateless_tools.txt",
-    "legacy_tools.txt",
-    "jsonrpc_errors.txt",
-    "handler_failures.txt",
-    "stdio_framing.txt",
+    "initialize_2025_06_18.txt", "initialize_2025_11_25.txt", "initialize_counter_offer.txt",
+    "stateless_discover.txt",    "stateless_tools.txt",       "legacy_tools.txt",
+    "jsonrpc_errors.txt",        "handler_failures.txt",      "stdio_framing.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
