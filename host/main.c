@@ -1,14 +1,14 @@
 /* The snodo command: wiring only. Parses the command line, loads the server
  * directory, and hands it to a transport. The only place that exits. */
-#include "core/log.h"
-#include "lua/runtime.h"
-#include "proto/engine.h"
-#include "transport/stdio.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "core/log.h"
+#include "lua/runtime.h"
+#include "proto/engine.h"
+#include "transport/stdio.h"
 
 static const char usage[] =
     "usage: snodo serve [DIR] [--stdio | --http HOST:PORT] [--workers N] [--no-watch]\n"

@@ -1,10 +1,10 @@
 #include "support.h"
 
-#include "core/alloc.h"
-
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "core/alloc.h"
 
 /* Each block carries a header with its size so realloc can be counted. */
 static size_t live, count, fail_at;

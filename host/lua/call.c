@@ -1,14 +1,14 @@
 /* Calling handlers, the ctx frame, and turning return values into results. */
 #include "lua/call.h"
 
+#include <lauxlib.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "core/alloc.h"
 #include "core/log.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
-
-#include <lauxlib.h>
-#include <stdio.h>
-#include <string.h>
 
 const char *const sn_log_levels[] = {"debug",    "info",  "notice",    "warning", "error",
                                      "critical", "alert", "emergency", NULL};

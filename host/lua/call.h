@@ -5,11 +5,11 @@
 #ifndef SN_LUA_CALL_H
 #define SN_LUA_CALL_H
 
-#include "core/err.h"
-#include "lua/runtime.h"
-
 #include <jansson.h>
 #include <stdbool.h>
+
+#include "core/err.h"
+#include "lua/runtime.h"
 
 /* Delivers a notification (progress, log) on the stream of the request being
  * handled. Takes `msg`. */

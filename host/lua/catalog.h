@@ -4,11 +4,11 @@
 #ifndef SN_LUA_CATALOG_H
 #define SN_LUA_CATALOG_H
 
-#include "schema/schema.h"
-
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "schema/schema.h"
 
 typedef enum sn_kind { SN_KIND_TOOL, SN_KIND_RESOURCE, SN_KIND_PROMPT } sn_kind;
 

@@ -1,13 +1,13 @@
 #include "lua/convert.h"
 
-#include "core/alloc.h"
-#include "core/utf8.h"
-
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/alloc.h"
+#include "core/utf8.h"
 
 /* Key of the empty-array sentinel in the registry (address of a static char,
  * Lua manual "Registry"). */

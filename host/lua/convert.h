@@ -5,10 +5,10 @@
 #ifndef SN_LUA_CONVERT_H
 #define SN_LUA_CONVERT_H
 
-#include "core/err.h"
-
 #include <jansson.h>
 #include <lua.h>
+
+#include "core/err.h"
 
 #define SN_LUA_ARRAY_MT   "snodo.array"
 #define SN_JSON_MAX_DEPTH 128

@@ -8,16 +8,16 @@
  * freed; only the outermost function raises, after cleaning up, so the
  * message carries the component file and line ("order.lua:12: tool
  * "order": argument "lines.sku": declared twice"). */
-#include "core/alloc.h"
-#include "lua/convert.h"
-#include "lua/internal.h"
-#include "schema/schema.h"
-
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "core/alloc.h"
+#include "lua/convert.h"
+#include "lua/internal.h"
+#include "schema/schema.h"
 
 /* ==== declaration context ================================================ */
 

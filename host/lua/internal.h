@@ -2,11 +2,11 @@
 #ifndef SN_LUA_INTERNAL_H
 #define SN_LUA_INTERNAL_H
 
-#include "lua/catalog.h"
-
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdbool.h>
+
+#include "lua/catalog.h"
 
 #define SN_ARGUMENT_MT   "snodo.Argument"
 #define SN_ARRAY_TYPE_MT "snodo.ArrayType"

@@ -2,16 +2,16 @@
  * `require "snodo"` gives the DSL (registration raises outside a server
  * load), and `require "snodo.testing"` loads server directories into their
  * own VMs and talks to them through the engine, in-process. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/alloc.h"
 #include "lua/convert.h"
 #include "lua/embedded.h"
 #include "lua/internal.h"
 #include "proto/engine.h"
-
-#include <lauxlib.h>
-#include <lua.h>
-#include <stdlib.h>
-#include <string.h>
 
 int luaopen_snodo(lua_State *L);
 int luaopen_snodo_testing(lua_State *L);

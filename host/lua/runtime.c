@@ -1,10 +1,6 @@
 /* Loading a server directory into a fresh Lua VM. */
 #include "lua/runtime.h"
 
-#include "core/alloc.h"
-#include "lua/embedded.h"
-#include "lua/internal.h"
-
 #include <dirent.h>
 #include <errno.h>
 #include <lauxlib.h>
@@ -13,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "core/alloc.h"
+#include "lua/embedded.h"
+#include "lua/internal.h"
 
 struct sn_runtime {
     lua_State *L;

@@ -4,11 +4,11 @@
 #ifndef SN_LUA_RUNTIME_H
 #define SN_LUA_RUNTIME_H
 
-#include "core/err.h"
-#include "lua/catalog.h"
-
 #include <jansson.h>
 #include <lua.h>
+
+#include "core/err.h"
+#include "lua/catalog.h"
 
 typedef struct sn_runtime sn_runtime; /* opaque */
 

@@ -12,14 +12,14 @@
  *   speak (DIGEST A2). */
 #include "proto/engine.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/alloc.h"
 #include "core/log.h"
 #include "lua/call.h"
 #include "proto/internal.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS    "io.modelcontextprotocol/clientCapabilities"

@@ -7,12 +7,12 @@
 #ifndef SN_PROTO_ENGINE_H
 #define SN_PROTO_ENGINE_H
 
-#include "core/err.h"
-#include "lua/runtime.h"
-
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "core/err.h"
+#include "lua/runtime.h"
 
 typedef struct sn_engine sn_engine;   /* opaque */
 typedef struct sn_session sn_session; /* opaque: one initialize-era client */

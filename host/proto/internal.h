@@ -2,11 +2,11 @@
 #ifndef SN_PROTO_INTERNAL_H
 #define SN_PROTO_INTERNAL_H
 
-#include "lua/call.h"
-#include "proto/engine.h"
-
 #include <jansson.h>
 #include <stdbool.h>
+
+#include "lua/call.h"
+#include "proto/engine.h"
 
 /* One message being handled. Everything is borrowed from the parsed
  * document, which lives until the handler returns. */

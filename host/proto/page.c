@@ -2,11 +2,11 @@
  * carries a hash of the list's names, so a changed catalog (hot reload)
  * expires outstanding cursors with -32602 instead of skipping or repeating
  * entries (seed: "Cursors are scoped to the exact catalog"). */
-#include "proto/internal.h"
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "proto/internal.h"
 
 static uint64_t list_hash(const sn_component_list *list)
 {

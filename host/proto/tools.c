@@ -1,9 +1,9 @@
 /* tools/list and tools/call. */
-#include "core/log.h"
-#include "proto/internal.h"
-
 #include <stdio.h>
 #include <string.h>
+
+#include "core/log.h"
+#include "proto/internal.h"
 
 /* A tool definition as the request's protocol revision shows it: 2025-06-18
  * has title and _meta but no icons (seed "Tools"); initialize-era clients

@@ -4,14 +4,14 @@
  * else. */
 #include "transport/stdio.h"
 
-#include "core/alloc.h"
-#include "core/log.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
+
+#include "core/alloc.h"
+#include "core/log.h"
 
 #define DEFAULT_MAX_LINE (4u << 20)
 

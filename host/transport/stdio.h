@@ -3,9 +3,9 @@
 #ifndef SN_TRANSPORT_STDIO_H
 #define SN_TRANSPORT_STDIO_H
 
-#include "proto/engine.h"
-
 #include <stddef.h>
+
+#include "proto/engine.h"
 
 typedef struct sn_stdio_options {
     size_t max_line; /* bytes per message; 0 = default (4 MiB) */

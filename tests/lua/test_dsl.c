@@ -1,17 +1,17 @@
 /* The DSL: what component files declare becomes the catalog (generated JSON
  * Schemas asserted field by field) or a load error naming the file, the line,
  * the component and the nested path. */
-#include "core/alloc.h"
-#include "lua/call.h"
-#include "lua/runtime.h"
-#include "support.h"
-
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "core/alloc.h"
+#include "lua/call.h"
+#include "lua/runtime.h"
+#include "support.h"
 
 static char dir[256];
 

@@ -1,13 +1,13 @@
 /* The wire transcripts replayed through the engine in-process: no pipes, a
  * counting allocator, so a leak anywhere in a message's life fails the test. */
-#include "proto/engine.h"
-#include "support.h"
-#include "wire/transcripts.h"
-
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "proto/engine.h"
+#include "support.h"
+#include "wire/transcripts.h"
 
 typedef struct lines {
     char **items;

@@ -1,9 +1,6 @@
 /* Wire tests: each transcript in tests/wire/ is replayed against the real
  * binary, `snodo serve --stdio DIR`, over pipes. The same transcripts run
  * through the engine in-process in tests/proto/test_engine.c. */
-#include "support.h"
-#include "wire/transcripts.h"
-
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <dirent.h>
@@ -16,6 +13,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "support.h"
+#include "wire/transcripts.h"
 
 static const char *binary(void)
 {
