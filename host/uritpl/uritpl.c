@@ -193,8 +193,7 @@ struct parser {
     /* what the template becomes */
     struct sn__seg segs[SN_URITPL_MAX_BYTES + 1];
     size_t nsegs;
-    size_t vl;     /* index of the variable-length segment, or SIZE_MAX */
-    size_t vl_off; /* its offset, for the message about a second one */
+    size_t vl; /* index of the variable-length segment, or SIZE_MAX */
     size_t name_off[SN_URITPL_MAX_VARS];
     size_t name_len[SN_URITPL_MAX_VARS];
     size_t nvars; /* distinct names */
@@ -403,7 +402,6 @@ static bool push_seg(struct parser *p, int kind, size_t off, size_t len, unsigne
                         "more than one variable-length path expression ({+var}, {/var}, "
                         "{/var*}): a URI could split more than one way");
         p->vl = p->nsegs;
-        p->vl_off = off;
     }
     g->kind = (unsigned char)kind;
     g->var = var;
