@@ -17,3 +17,9 @@ snodo.tool {
   description = "List the tool groups",
   call = function() return { groups = { "web", "data" } } end,
 }
+
+snodo.resource "groups" {
+  uri = "toolbox://groups",
+  mime_type = "application/json",
+  read = function() return { groups = { "web", "data" } } end,
+}

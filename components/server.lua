@@ -7,7 +7,7 @@ snodo.server {
   name = "snodo-examples",
   version = "0.1.0",
   title = "Snodo examples",
-  instructions = "Example tools bundled with Snodo: search and order packages, greet people.",
+  instructions = "Example tools, resources and prompts bundled with Snodo.",
   pagination = { page_size = 50 },
   tools_cache = { ttl_ms = 60000, scope = "public" },
 }

@@ -11,7 +11,7 @@ describe("server.lua", function()
     assert.same("2025-11-25", r.result.protocolVersion)
     assert.same({ name = "snodo-examples", version = "0.1.0", title = "Snodo examples" },
                 r.result.serverInfo)
-    assert.matches("^Example tools bundled with Snodo", r.result.instructions)
+    assert.same("Example tools, resources and prompts bundled with Snodo.", r.result.instructions)
   end)
 
   it("answers server/discover with the cache hint of tools_cache", function()

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/base64.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
 
@@ -570,6 +572,491 @@ sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args
         out->result = error_result(text);
     }
     return out->result || out->rpc_code ? SN_OK : SN_ENOMEM;
+}
+
+/* ---- resources ---- */
+
+/* One content of a read result: a string (text), or a table {uri?, text |
+ * blob, mime_type?} (snodo.blob has blob and mime_type). */
+static json_t *resource_content(lua_State *L, int idx, const char *uri, const json_t *default_mime,
+                                char *why, size_t whylen)
+{
+    json_t *c = json_pack("{ss}", "uri", uri);
+    json_t *mime = default_mime ? json_incref((json_t *)default_mime) : NULL;
+    const char *text = NULL, *blob = NULL;
+    size_t len = 0;
+    if (c == NULL)
+        goto fail;
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        text = lua_tolstring(L, idx, &len);
+    } else if (lua_type(L, idx) == LUA_TTABLE) {
+        /* the strings read here stay on the stack until the caller pops back */
+        if (lua_getfield(L, idx, "uri") == LUA_TSTRING)
+            json_object_set_new(c, "uri", json_string(lua_tostring(L, -1)));
+        if (lua_getfield(L, idx, "mime_type") == LUA_TSTRING) {
+            json_decref(mime);
+            mime = json_string(lua_tostring(L, -1));
+        }
+        if (lua_getfield(L, idx, "text") == LUA_TSTRING)
+            text = lua_tolstring(L, -1, &len);
+        if (lua_getfield(L, idx, "blob") == LUA_TTABLE && is_tagged(L, -1, SN_BLOB_MT))
+            lua_getfield(L, -1, "blob"); /* {blob = snodo.blob(...)} */
+        if (text == NULL && lua_type(L, -1) == LUA_TSTRING)
+            blob = lua_tolstring(L, -1, &len);
+    }
+    if (text == NULL && blob == NULL) {
+        snprintf(why, whylen,
+                 "a resource content is a string, snodo.blob(bytes) or a table "
+                 "with text or blob");
+        goto fail;
+    }
+    if (mime)
+        json_object_set(c, "mimeType", mime);
+    if (text && !sn_utf8_valid(text, len)) {
+        snprintf(why, whylen, "resource text is not valid UTF-8 (use snodo.blob for bytes)");
+        goto fail;
+    }
+    if (text) {
+        json_object_set_new(c, "text", json_stringn_nocheck(text, len));
+    } else {
+        char *b64 = sn_malloc(SN_BASE64_LEN(len) + 1);
+        if (b64 == NULL)
+            goto fail;
+        size_t n = sn_base64_encode(blob, len, b64);
+        json_object_set_new(c, "blob", json_stringn_nocheck(b64, n));
+        sn_free(b64);
+    }
+    json_decref(mime);
+    return c;
+fail:
+    json_decref(mime);
+    json_decref(c);
+    return NULL;
+}
+
+static int is_content_list(lua_State *L, int idx)
+{
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n == 0 || is_tagged(L, idx, SN_BLOB_MT))
+        return 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        int ok = lua_type(L, -1) == LUA_TTABLE;
+        if (ok && !is_tagged(L, -1, SN_BLOB_MT)) {
+            lua_getfield(L, -1, "text");
+            lua_getfield(L, -2, "blob");
+            ok = !lua_isnil(L, -1) || !lua_isnil(L, -2);
+            lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* What read returned (at base+1, base+2) as {contents: [...]}. */
+static json_t *read_result(lua_State *L, int base, const sn_component *r, const char *uri,
+                           char *why, size_t whylen)
+{
+    int v = base + 1;
+    json_t *contents = json_array();
+    json_t *mime = r->mime_type ? json_incref(r->mime_type) : NULL;
+    int top = lua_gettop(L);
+    if (lua_type(L, v) == LUA_TSTRING) {
+        json_t *c = resource_content(L, v, uri, mime, why, whylen);
+        if (c)
+            json_array_append_new(contents, c);
+    } else if (lua_type(L, v) == LUA_TTABLE && is_tagged(L, v, SN_BLOB_MT)) {
+        json_t *c = resource_content(L, v, uri, mime, why, whylen);
+        if (c)
+            json_array_append_new(contents, c);
+    } else if (lua_type(L, v) == LUA_TTABLE && is_content_list(L, v)) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, v);
+        for (lua_Integer i = 1; i <= n && !why[0]; i++) {
+            lua_rawgeti(L, v, i);
+            json_t *c = resource_content(L, lua_gettop(L), uri, mime, why, whylen);
+            if (c)
+                json_array_append_new(contents, c);
+            lua_settop(L, top);
+        }
+    } else if (lua_type(L, v) == LUA_TTABLE) {
+        json_t *value = NULL;
+        if (convert(L, v, &value, "", why, whylen) == SN_OK) {
+            char *text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+            json_decref(value);
+            if (text) {
+                json_t *c = json_pack("{sssOss}", "uri", uri, "mimeType",
+                                      mime ? mime : json_string("application/json"), "text", text);
+                if (!mime) /* the "O" took its own reference to the new string */
+                    json_decref(json_object_get(c, "mimeType"));
+                json_array_append_new(contents, c);
+                sn_free(text);
+            }
+        }
+    } else {
+        snprintf(why, whylen, "a %s, which is not resource contents", luaL_typename(L, v));
+    }
+    lua_settop(L, top);
+    json_decref(mime);
+    if (why[0] || json_array_size(contents) == 0) {
+        if (!why[0])
+            snprintf(why, whylen, "no contents");
+        json_decref(contents);
+        return NULL;
+    }
+    return json_pack("{so}", "contents", contents);
+}
+
+typedef struct read_job {
+    const sn_component *c;
+    const char *uri;
+    const json_t *params;
+    const sn_frame *frame;
+    sn_call_outcome *out;
+} read_job;
+
+static void rpc_failure(lua_State *L, const sn_component *c, const char *what, const char *why,
+                        sn_call_outcome *out)
+{
+    (void)L;
+    sn_log(SN_LOG_ERROR, "%s \"%s\" (%s): %s", what, c->name, c->file, why);
+    out->rpc_code = -32603;
+    snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error");
+}
+
+static int protected_read(lua_State *L)
+{
+    read_job *j = lua_touserdata(L, 1);
+    lua_pushcfunction(L, msghandler);                 /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
+    sn_lua_push_json(L, j->params);
+    lua_pushvalue(L, 3);
+    int rc = lua_pcall(L, 2, 2, 2); /* results at 4, 5 */
+    ctx->frame = NULL;
+    if (rc != LUA_OK) {
+        raised(L, j->c, j->out);
+        if (j->out->result) { /* a plain error is an internal error for a read */
+            json_decref(j->out->result);
+            j->out->result = NULL;
+            rpc_failure(L, j->c, "resource", "read raised (see above)", j->out);
+        }
+        return 0;
+    }
+    if (lua_isnil(L, 4)) {
+        j->out->not_found = true;
+        return 0;
+    }
+    char why[300] = "";
+    j->out->result = read_result(L, 3, j->c, j->uri, why, sizeof why);
+    if (j->out->result == NULL)
+        rpc_failure(L, j->c, "resource", why[0] ? why : "out of memory", j->out);
+    return 0;
+}
+
+sn_err sn_call_read(sn_runtime *rt, const sn_component *resource, const char *uri,
+                    const json_t *params, const sn_frame *frame, sn_call_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    read_job j = {resource, uri, params, frame, out};
+    if (run_protected(sn_runtime_lua(rt), protected_read, (job *)&j) != LUA_OK) {
+        sn_call_outcome_clear(out);
+        out->rpc_code = -32603;
+        snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
+    }
+    return SN_OK;
+}
+
+typedef struct matches_job {
+    const sn_component *c;
+    const char *uri;
+    json_t *vars;
+    int matched;
+} matches_job;
+
+static int protected_matches(lua_State *L)
+{
+    matches_job *j = lua_touserdata(L, 1);
+    lua_pushcfunction(L, msghandler); /* 2 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->matches_ref);
+    lua_pushstring(L, j->uri);
+    if (lua_pcall(L, 1, 1, 2) != LUA_OK) {
+        sn_log(SN_LOG_ERROR, "resource \"%s\" (%s): matches raised: %s", j->c->name, j->c->file,
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "an error object");
+        return 0;
+    }
+    if (lua_type(L, 3) == LUA_TTABLE) {
+        sn_diag diag;
+        json_t *vars = NULL;
+        if (sn_lua_to_json(L, 3, &vars, &diag) == SN_OK && json_is_object(vars)) {
+            j->vars = vars;
+            j->matched = 1;
+        } else {
+            json_decref(vars);
+            sn_log(SN_LOG_ERROR,
+                   "resource \"%s\": matches must return true, false or a table "
+                   "of variables",
+                   j->c->name);
+        }
+    } else if (lua_toboolean(L, 3)) {
+        j->vars = json_object();
+        j->matched = j->vars != NULL;
+    }
+    return 0;
+}
+
+int sn_call_matches(sn_runtime *rt, const sn_component *tpl, const char *uri, json_t **vars)
+{
+    matches_job j = {tpl, uri, NULL, 0};
+    if (run_protected(sn_runtime_lua(rt), protected_matches, (job *)&j) != LUA_OK) {
+        json_decref(j.vars);
+        return 0;
+    }
+    *vars = j.vars;
+    return j.matched;
+}
+
+/* ---- prompts ---- */
+
+/* One message {role, content}: content a string or a content block. */
+static json_t *prompt_message(lua_State *L, int idx, char *why, size_t whylen)
+{
+    lua_getfield(L, idx, "role");
+    const char *role = lua_tostring(L, -1);
+    if (role == NULL || (strcmp(role, "user") && strcmp(role, "assistant"))) {
+        lua_pop(L, 1);
+        snprintf(why, whylen, "a message role is \"user\" or \"assistant\"");
+        return NULL;
+    }
+    json_t *m = json_pack("{ss}", "role", role);
+    lua_pop(L, 1);
+    lua_getfield(L, idx, "content");
+    json_t *content = NULL;
+    if (lua_type(L, -1) == LUA_TSTRING)
+        content = json_pack("{ssss}", "type", "text", "text", lua_tostring(L, -1));
+    else if (lua_type(L, -1) == LUA_TTABLE)
+        content = content_block(L, lua_gettop(L), why, whylen);
+    else
+        snprintf(why, whylen, "a message needs content (a string or a content block)");
+    lua_pop(L, 1);
+    if (content == NULL) {
+        json_decref(m);
+        return NULL;
+    }
+    json_object_set_new(m, "content", content);
+    return m;
+}
+
+static json_t *message_list(lua_State *L, int idx, char *why, size_t whylen)
+{
+    json_t *list = json_array();
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    for (lua_Integer i = 1; list && i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        json_t *m =
+            lua_type(L, -1) == LUA_TTABLE ? prompt_message(L, lua_gettop(L), why, whylen) : NULL;
+        if (m == NULL && !why[0])
+            snprintf(why, whylen, "message %lld is not snodo.message(role, content)", (long long)i);
+        lua_pop(L, 1);
+        if (m == NULL) {
+            json_decref(list);
+            return NULL;
+        }
+        json_array_append_new(list, m);
+    }
+    return list;
+}
+
+static json_t *render_result(lua_State *L, int v, const sn_component *p, char *why, size_t whylen)
+{
+    json_t *messages = NULL, *meta = NULL, *description = NULL;
+    if (lua_type(L, v) == LUA_TSTRING) {
+        size_t len;
+        const char *text = lua_tolstring(L, v, &len);
+        if (!sn_utf8_valid(text, len)) {
+            snprintf(why, whylen, "a string that is not valid UTF-8");
+            return NULL;
+        }
+        messages = json_pack("[{sss{ssso}}]", "role", "user", "content", "type", "text", "text",
+                             json_stringn_nocheck(text, len));
+    } else if (lua_type(L, v) == LUA_TTABLE && is_tagged(L, v, SN_PROMPT_RESULT_MT)) {
+        lua_getfield(L, v, "messages");
+        messages =
+            lua_type(L, -1) == LUA_TTABLE ? message_list(L, lua_gettop(L), why, whylen) : NULL;
+        lua_pop(L, 1);
+        if (lua_getfield(L, v, "description") == LUA_TSTRING)
+            description = json_string(lua_tostring(L, -1));
+        lua_pop(L, 1);
+        if (lua_getfield(L, v, "metadata") != LUA_TNIL &&
+            (convert(L, -1, &meta, "metadata: ", why, whylen) != SN_OK || !json_is_object(meta))) {
+            if (!why[0])
+                snprintf(why, whylen, "metadata must be a table of _meta keys");
+            json_decref(meta);
+            meta = NULL;
+        }
+        lua_pop(L, 1);
+    } else if (lua_type(L, v) == LUA_TTABLE) {
+        messages = message_list(L, v, why, whylen);
+    } else {
+        snprintf(why, whylen, "a %s, which is not a prompt result", luaL_typename(L, v));
+    }
+    if (messages == NULL || why[0]) {
+        json_decref(messages);
+        json_decref(meta);
+        json_decref(description);
+        return NULL;
+    }
+    json_t *r = json_object();
+    if (description == NULL && p->description)
+        description = json_incref(p->description);
+    if (description)
+        json_object_set_new(r, "description", description);
+    json_object_set_new(r, "messages", messages);
+    if (meta)
+        json_object_set_new(r, "_meta", meta);
+    return r;
+}
+
+static int protected_render(lua_State *L)
+{
+    read_job *j = lua_touserdata(L, 1);
+    lua_pushcfunction(L, msghandler);                 /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
+    sn_lua_push_json(L, j->params);
+    lua_pushvalue(L, 3);
+    int rc = lua_pcall(L, 2, 2, 2); /* results at 4, 5 */
+    ctx->frame = NULL;
+    if (rc != LUA_OK) {
+        raised(L, j->c, j->out);
+        if (j->out->result) {
+            json_decref(j->out->result);
+            j->out->result = NULL;
+            rpc_failure(L, j->c, "prompt", "render raised (see above)", j->out);
+        }
+        return 0;
+    }
+    if (lua_isnil(L, 4)) { /* nil, "message": the arguments cannot be rendered */
+        j->out->rpc_code = -32602;
+        snprintf(j->out->rpc_message, sizeof j->out->rpc_message, "%s",
+                 lua_type(L, 5) == LUA_TSTRING ? lua_tostring(L, 5) : "Invalid params");
+        return 0;
+    }
+    char why[300] = "";
+    j->out->result = render_result(L, 4, j->c, why, sizeof why);
+    if (j->out->result == NULL)
+        rpc_failure(L, j->c, "prompt", why[0] ? why : "out of memory", j->out);
+    return 0;
+}
+
+sn_err sn_call_render(sn_runtime *rt, const sn_component *prompt, const json_t *args,
+                      const sn_frame *frame, sn_call_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    read_job j = {prompt, NULL, args, frame, out};
+    if (run_protected(sn_runtime_lua(rt), protected_render, (job *)&j) != LUA_OK) {
+        sn_call_outcome_clear(out);
+        out->rpc_code = -32603;
+        snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
+    }
+    return SN_OK;
+}
+
+/* ---- completion ---- */
+
+#define MAX_COMPLETIONS 100 /* completion.mdx: at most 100 values */
+
+static json_t *completion_result(lua_State *L, int v, char *why, size_t whylen)
+{
+    int values = v;
+    json_t *total = NULL;
+    int has_more = -1;
+    if (lua_type(L, v) == LUA_TTABLE && is_tagged(L, v, SN_COMPLETION_MT)) {
+        lua_getfield(L, v, "values");
+        values = lua_gettop(L);
+        if (lua_getfield(L, v, "total") != LUA_TNIL) {
+            if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+                snprintf(why, whylen, "completion total must be a non-negative integer");
+            else
+                total = json_integer((json_int_t)lua_tointeger(L, -1));
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, v, "has_more") != LUA_TNIL)
+            has_more = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    if (lua_type(L, values) != LUA_TTABLE) {
+        snprintf(why, whylen,
+                 "complete must return snodo.completion(values) or a list of "
+                 "strings");
+        json_decref(total);
+        return NULL;
+    }
+    json_t *list = json_array();
+    lua_Integer n = (lua_Integer)lua_rawlen(L, values);
+    for (lua_Integer i = 1; i <= n && !why[0]; i++) {
+        lua_rawgeti(L, values, i);
+        size_t len;
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        if (s == NULL || !sn_utf8_valid(s, len))
+            snprintf(why, whylen, "completion value %lld is not a UTF-8 string", (long long)i);
+        else if (i <= MAX_COMPLETIONS)
+            json_array_append_new(list, json_stringn_nocheck(s, len));
+        lua_pop(L, 1);
+    }
+    if (why[0]) {
+        json_decref(list);
+        json_decref(total);
+        return NULL;
+    }
+    json_t *c = json_pack("{so}", "values", list);
+    if (total)
+        json_object_set_new(c, "total", total);
+    if (n > MAX_COMPLETIONS)
+        has_more = 1;
+    if (has_more >= 0)
+        json_object_set_new(c, "hasMore", json_boolean(has_more));
+    return json_pack("{so}", "completion", c);
+}
+
+static int protected_complete(lua_State *L)
+{
+    read_job *j = lua_touserdata(L, 1);
+    lua_pushcfunction(L, msghandler);                 /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->complete_ref);
+    sn_lua_push_json(L, j->params);
+    lua_pushvalue(L, 3);
+    int rc = lua_pcall(L, 2, 1, 2); /* result at 4 */
+    ctx->frame = NULL;
+    if (rc != LUA_OK) {
+        raised(L, j->c, j->out);
+        if (j->out->result) {
+            json_decref(j->out->result);
+            j->out->result = NULL;
+            rpc_failure(L, j->c, "completion of", "complete raised (see above)", j->out);
+        }
+        return 0;
+    }
+    char why[300] = "";
+    j->out->result = completion_result(L, 4, why, sizeof why);
+    if (j->out->result == NULL)
+        rpc_failure(L, j->c, "completion of", why[0] ? why : "out of memory", j->out);
+    return 0;
+}
+
+sn_err sn_call_complete(sn_runtime *rt, const sn_component *c, const json_t *request,
+                        const sn_frame *frame, sn_call_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    read_job j = {c, NULL, request, frame, out};
+    if (run_protected(sn_runtime_lua(rt), protected_complete, (job *)&j) != LUA_OK) {
+        sn_call_outcome_clear(out);
+        out->rpc_code = -32603;
+        snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
+    }
+    return SN_OK;
 }
 
 static int protected_init(lua_State *L)

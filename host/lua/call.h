@@ -43,6 +43,7 @@ typedef struct sn_call_outcome {
     int rpc_code;
     char rpc_message[256];
     json_t *rpc_data; /* owned, or NULL */
+    bool not_found;   /* sn_call_read: the handler returned nil */
 } sn_call_outcome;
 
 void sn_call_outcome_clear(sn_call_outcome *out);
@@ -54,6 +55,26 @@ void sn_call_outcome_clear(sn_call_outcome *out);
  * outcome. */
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
                     const sn_frame *frame, sn_call_outcome *out);
+
+/* Calls a resource's read(params, ctx) for `uri` (borrows; params: the
+ * template's variables, an object). On success out->result is a
+ * ReadResourceResult ({contents}); `nil` from the handler sets
+ * out->not_found instead. Lua errors become -32603. */
+sn_err sn_call_read(sn_runtime *rt, const sn_component *resource, const char *uri,
+                    const json_t *params, const sn_frame *frame, sn_call_outcome *out);
+
+/* Calls a template's matches(uri): 1 with *vars (owned object) on a match,
+ * 0 for no match. A Lua error counts as no match (logged). */
+int sn_call_matches(sn_runtime *rt, const sn_component *tpl, const char *uri, json_t **vars);
+
+/* Calls a prompt's render(args, ctx); out->result is a GetPromptResult. */
+sn_err sn_call_render(sn_runtime *rt, const sn_component *prompt, const json_t *args,
+                      const sn_frame *frame, sn_call_outcome *out);
+
+/* Calls complete(c, ctx) with c = {argument, value, context}; out->result is
+ * {completion: {values, total?, hasMore?}} (values capped at 100). */
+sn_err sn_call_complete(sn_runtime *rt, const sn_component *c, const json_t *request,
+                        const sn_frame *frame, sn_call_outcome *out);
 
 /* Runs snodo.server{ init = function(client_info, ctx) } if set. */
 void sn_call_init(sn_runtime *rt, const sn_frame *frame);

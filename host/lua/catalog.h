@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "schema/schema.h"
+#include "uritpl/uritpl.h"
 
 typedef enum sn_kind { SN_KIND_TOOL, SN_KIND_RESOURCE, SN_KIND_PROMPT } sn_kind;
 
@@ -46,11 +47,18 @@ typedef struct sn_component {
     json_t *required;      /* the input schema's top-level "required" (borrowed from it) */
     sn_schema *input_validator;
     sn_schema *output_validator;
-    /* resources */
+    /* resources: an exact uri, or a template (parsed, or served by matches) */
     char *uri;
+    char *uri_template;
+    sn_uritpl *tpl;  /* NULL for a direct resource or a matches() template */
+    int matches_ref; /* matches(uri), or LUA_NOREF */
     json_t *mime_type;
     json_t *size;
-    json_t *resource_annotations;
+    /* prompts: [{name, title?, description?, required?}] */
+    json_t *arguments;
+    /* completion (prompts and resource templates) */
+    json_t *completion_arguments; /* array of names, or NULL */
+    int complete_ref;             /* complete(c, ctx), or LUA_NOREF */
 } sn_component;
 
 typedef struct sn_component_list {
@@ -58,6 +66,23 @@ typedef struct sn_component_list {
     size_t count;
     size_t cap;
 } sn_component_list;
+
+/* snodo.server{ http = {...} }: the Streamable HTTP listener. Fixed-size so
+ * the catalog owns nothing extra; zero / "" / an empty list = the default.
+ * The command line (--http HOST:PORT) wins over host and port. */
+#define SN_HTTP_MAX_ALLOWED 16
+typedef struct sn_http_options {
+    char host[256];                         /* default "127.0.0.1" */
+    int port;                               /* default 8765 */
+    char path[128];                         /* endpoint path, default "/mcp" */
+    size_t n_origins, n_hosts;              /* 0: the localhost forms */
+    char origins[SN_HTTP_MAX_ALLOWED][128]; /* allowed_origins: "http://x:1", or "*" */
+    char hosts[SN_HTTP_MAX_ALLOWED][128];   /* allowed_hosts: "name" or "name:port", or "*" */
+    int max_connections;                    /* default 1024 */
+    int header_timeout_ms;                  /* whole request head; default 10000 */
+    int idle_timeout_ms;                    /* keep-alive idle / body stall; default 60000 */
+    int shutdown_timeout_ms;                /* SIGTERM deadline for in-flight work; default 10000 */
+} sn_http_options;
 
 typedef struct sn_server {
     char *name;
@@ -71,18 +96,28 @@ typedef struct sn_server {
     size_t page_size;
     size_t max_message_bytes; /* limits.max_message_bytes: one message on stdio / HTTP */
     sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
-    int init_ref;    /* init(client_info, ctx), or LUA_NOREF */
-    int options_ref; /* the whole snodo.server{} table, for options other issues use */
+    sn_http_options http; /* snodo.server{ http = {...} } */
+    int init_ref;         /* init(client_info, ctx), or LUA_NOREF */
+    int options_ref;      /* the whole snodo.server{} table, for options other issues use */
 } sn_server;
 
 typedef struct sn_catalog {
     sn_server server;
     sn_component_list tools;
-    sn_component_list resources;
+    sn_component_list resources; /* exact uri, sorted by name */
+    sn_component_list templates; /* uri_template, sorted by name */
     sn_component_list prompts;
+    sn_component_list by_uri;        /* the resources again, sorted by uri */
+    sn_uritpl_index *template_index; /* the parsed templates */
+    sn_component_list custom;        /* templates served by matches(uri), in name order */
+    bool completions;                /* some component completes */
+    unsigned long long hash;         /* of everything the lists show: binds cursors */
 } sn_catalog;
 
 /* Finds a component by exact name (binary search). NULL when absent. */
 const sn_component *sn_catalog_find(const sn_component_list *list, const char *name);
+
+/* Finds a direct resource by exact URI (binary search over by_uri). */
+const sn_component *sn_catalog_find_uri(const sn_catalog *c, const char *uri);
 
 #endif

@@ -15,9 +15,12 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/base64.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
+#include "lua/xmcp_header.h"
 #include "schema/schema.h"
+#include "uritpl/uritpl.h"
 
 /* ==== declaration context ================================================ */
 
@@ -887,6 +890,11 @@ static int register_tool(lua_State *L, sn__loader *ld, const char *name, int spe
         if (c->input_schema == NULL)
             goto fail;
     }
+    char hdr_err[400];
+    if (sn__check_mcp_headers(c->input_schema, hdr_err, sizeof hdr_err)) {
+        fail(&b, "%s", hdr_err);
+        goto fail;
+    }
     c->required = json_object_get(c->input_schema, "required");
     if (c->required && !json_is_array(c->required)) {
         fail(&b, "input schema \"required\" must be a list of names");
@@ -960,6 +968,428 @@ static int dsl_tool(lua_State *L)
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_pushvalue(L, 1);
     lua_pushcclosure(L, tool_named, 2);
+    return 1;
+}
+
+/* ==== resources and prompts ============================================== */
+
+/* completion_arguments = {...} with complete = function(c, ctx). */
+static int build_completion(build *b, int spec, sn_component *c, const json_t *allowed)
+{
+    lua_State *L = b->L;
+    int has_list = lua_getfield(L, spec, "completion_arguments") != LUA_TNIL;
+    if (has_list) {
+        c->completion_arguments = to_json(b, lua_gettop(L), "'completion_arguments'");
+        size_t i;
+        json_t *name;
+        if (c->completion_arguments && !json_is_array(c->completion_arguments))
+            fail(b, "'completion_arguments' must be a list of argument names");
+        json_array_foreach(c->completion_arguments, i, name)
+        {
+            if (b->err[0])
+                break;
+            if (!json_is_string(name)) {
+                fail(b, "'completion_arguments' must be a list of argument names");
+            } else if (allowed && !json_object_get(allowed, json_string_value(name))) {
+                fail(b, "completion argument \"%s\" is not an argument of this component",
+                     json_string_value(name));
+            }
+        }
+    }
+    lua_pop(L, 1);
+    if (b->err[0])
+        return -1;
+    int t = lua_getfield(L, spec, "complete");
+    if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return has_list ? fail(b, "'completion_arguments' needs a complete(c, ctx) function") : 0;
+    }
+    if (t != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return fail(b, "'complete' must be a function(c, ctx)");
+    }
+    if (!has_list) {
+        lua_pop(L, 1);
+        return fail(b, "'complete' needs 'completion_arguments', the arguments it completes");
+    }
+    c->complete_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the function */
+    return 0;
+}
+
+static const char *const resource_keys[] = {
+    "uri",       "uri_template", "title", "description", "icons",   "metadata",
+    "mime_type", "annotations",  "size",  "read",        "matches", "completion_arguments",
+    "complete",  NULL,
+};
+
+/* Resource annotations: audience, priority, last_modified (wire names too). */
+static json_t *build_resource_annotations(build *b, int idx)
+{
+    lua_State *L = b->L;
+    json_t *raw = lua_type(L, idx) == LUA_TTABLE ? to_json(b, idx, "'annotations'") : NULL;
+    if (raw == NULL) {
+        fail(b, "'annotations' must be a table { audience, priority, last_modified }");
+        return NULL;
+    }
+    json_t *out = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach(raw, key, v)
+    {
+        const char *wire = !strcmp(key, "last_modified") ? "lastModified" : key;
+        int ok = (!strcmp(wire, "audience") && json_is_array(v)) ||
+                 (!strcmp(wire, "priority") && json_is_number(v)) ||
+                 (!strcmp(wire, "lastModified") && json_is_string(v));
+        if (!ok) {
+            fail(b,
+                 "annotation '%.60s' is not audience (a list), priority (a number) or "
+                 "last_modified (a string)",
+                 key);
+            break;
+        }
+        json_object_set(out, wire, v);
+    }
+    json_decref(raw);
+    if (b->err[0]) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+static int register_resource(lua_State *L, sn__loader *ld, const char *name, int spec)
+{
+    build b = {.L = L, .err = "", .path = ""};
+    luaL_checktype(L, spec, LUA_TTABLE);
+    sn_component *c = sn__component_new(SN_KIND_RESOURCE);
+    if (c == NULL)
+        return luaL_error(L, "out of memory");
+    if (check_keys(&b, spec, 0, resource_keys, NULL) || build_common(&b, spec, c))
+        goto fail;
+    lua_getfield(L, spec, "uri");
+    lua_getfield(L, spec, "uri_template");
+    int has_uri = !lua_isnil(L, -2), has_tpl = !lua_isnil(L, -1);
+    if (has_uri == has_tpl) {
+        lua_pop(L, 2);
+        fail(&b, "a resource has either 'uri' or 'uri_template'");
+        goto fail;
+    }
+    size_t len;
+    const char *text = lua_tolstring(L, has_uri ? -2 : -1, &len);
+    if (lua_type(L, has_uri ? -2 : -1) != LUA_TSTRING || len == 0) {
+        lua_pop(L, 2);
+        fail(&b, "'%s' must be a non-empty string", has_uri ? "uri" : "uri_template");
+        goto fail;
+    }
+    char *copy = sn_strndup(text, len);
+    lua_pop(L, 2);
+    if (copy == NULL) {
+        fail(&b, "out of memory");
+        goto fail;
+    }
+    if (has_uri)
+        c->uri = copy;
+    else
+        c->uri_template = copy;
+
+    if (has_uri) {
+        if (!is_absolute_uri(c->uri) || strchr(c->uri, '{')) {
+            fail(&b, "'uri' must be an absolute URI without template expressions");
+            goto fail;
+        }
+        const sn_component *prev = NULL;
+        for (size_t i = 0; i < ld->catalog->resources.count && !prev; i++)
+            if (!strcmp(ld->catalog->resources.items[i]->uri, c->uri))
+                prev = ld->catalog->resources.items[i];
+        if (prev) {
+            fail(&b, "uri \"%.200s\" is already served by resource \"%s\" (%s)", c->uri, prev->name,
+                 prev->file);
+            goto fail;
+        }
+    } else {
+        int custom = lua_getfield(L, spec, "matches") == LUA_TFUNCTION;
+        if (!custom && !lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            fail(&b, "'matches' must be a function(uri)");
+            goto fail;
+        }
+        if (custom) {
+            c->matches_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes matches */
+        } else {
+            lua_pop(L, 1);
+            sn_diag diag = {.message = "", .pointer = ""};
+            sn_err err = sn_uritpl_parse(c->uri_template, strlen(c->uri_template), &c->tpl, &diag);
+            if (err == SN_ENOMEM) {
+                fail(&b, "out of memory");
+                goto fail;
+            }
+            if (err) {
+                fail(&b, "uri_template \"%.200s\": %s (define matches(uri) to serve it anyway)",
+                     c->uri_template, diag.message);
+                goto fail;
+            }
+        }
+    }
+    if (lua_getfield(L, spec, "mime_type") != LUA_TNIL &&
+        (lua_type(L, -1) != LUA_TSTRING || !(c->mime_type = json_string(lua_tostring(L, -1))))) {
+        lua_pop(L, 1);
+        fail(&b, "'mime_type' must be a string");
+        goto fail;
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, spec, "size") != LUA_TNIL) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0) {
+            lua_pop(L, 1);
+            fail(&b, "'size' must be a non-negative integer (bytes)");
+            goto fail;
+        }
+        c->size = json_integer((json_int_t)lua_tointeger(L, -1));
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, spec, "annotations") != LUA_TNIL &&
+        !(c->annotations = build_resource_annotations(&b, lua_gettop(L)))) {
+        lua_pop(L, 1);
+        goto fail;
+    }
+    lua_pop(L, 1);
+    json_t *vars = NULL;
+    if (c->tpl) {
+        vars = json_object();
+        for (size_t i = 0; i < sn_uritpl_var_count(c->tpl); i++)
+            json_object_set_new(vars, sn_uritpl_var_name(c->tpl, i), json_true());
+    }
+    int bad = build_completion(&b, spec, c, vars);
+    json_decref(vars);
+    if (bad)
+        goto fail;
+    if (has_uri && c->complete_ref != LUA_NOREF) {
+        fail(&b, "only resource templates complete arguments");
+        goto fail;
+    }
+    sn_component_list *list = has_uri ? &ld->catalog->resources : &ld->catalog->templates;
+    const sn_component *prev = find_declared(&ld->catalog->resources, name);
+    if (prev == NULL)
+        prev = find_declared(&ld->catalog->templates, name);
+    if (prev) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "declared twice (first in %s)", prev->file);
+        sn__component_free(L, c);
+        return raise_decl(L, "resource", name, msg);
+    }
+    if (lua_getfield(L, spec, "read") != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        fail(&b, "'read' must be a function(params, ctx)");
+        goto fail;
+    }
+    c->name = sn_strndup(name, strlen(name));
+    c->file = sn_strndup(ld->file, strlen(ld->file));
+    if (c->name == NULL || c->file == NULL || sn__list_add(list, c)) {
+        lua_pop(L, 1);
+        fail(&b, "out of memory");
+        goto fail;
+    }
+    c->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes read */
+    return 0;
+fail:
+    sn__component_free(L, c);
+    return raise_decl(L, "resource", name, b.err);
+}
+
+static const char *const prompt_keys[] = {
+    "title", "description", "icons", "metadata", "render", "completion_arguments", "complete", NULL,
+};
+static const char *const prompt_arg_keys[] = {"required", "description", "title", NULL};
+
+/* Prompt arguments are the flat string map MCP defines: name, title,
+ * description, required; no type. */
+static json_t *build_prompt_arguments(build *b, int spec, lua_Integer npos)
+{
+    lua_State *L = b->L;
+    json_t *list = json_array();
+    for (lua_Integer i = 1; list && i <= npos && !b->err[0]; i++) {
+        lua_rawgeti(L, spec, i);
+        if (!is_tagged(L, -1, SN_ARGUMENT_MT)) {
+            lua_pop(L, 1);
+            fail(b, "entry %lld is not an argument declaration", (long long)i);
+            break;
+        }
+        lua_getfield(L, -1, "name");
+        const char *name = lua_tostring(L, -1);
+        lua_getfield(L, -2, "spec");
+        int decl = lua_gettop(L);
+        snprintf(b->path, sizeof b->path, "%s", name);
+        size_t j;
+        json_t *prev;
+        json_array_foreach(list, j, prev)
+        {
+            if (!strcmp(json_string_value(json_object_get(prev, "name")), name))
+                fail(b, "declared twice");
+        }
+        if (!b->err[0] && lua_rawlen(L, decl) > 0)
+            fail(b, "prompt arguments are strings and take no type");
+        if (!b->err[0])
+            check_keys(b, decl, 0, prompt_arg_keys, NULL);
+        json_t *arg = json_pack("{ss}", "name", name);
+        static const char *const fields[] = {"title", "description"};
+        for (size_t k = 0; k < 2 && !b->err[0]; k++) {
+            if (lua_getfield(L, decl, fields[k]) != LUA_TNIL) {
+                if (lua_type(L, -1) != LUA_TSTRING)
+                    fail(b, "'%s' must be a string", fields[k]);
+                else
+                    json_object_set_new(arg, fields[k], json_string(lua_tostring(L, -1)));
+            }
+            lua_pop(L, 1);
+        }
+        if (!b->err[0] && lua_getfield(L, decl, "required") != LUA_TNIL) {
+            if (!lua_isboolean(L, -1))
+                fail(b, "'required' must be a boolean");
+            else
+                json_object_set_new(arg, "required", json_boolean(lua_toboolean(L, -1)));
+        }
+        lua_pop(L, 4);
+        if (b->err[0] || json_array_append_new(list, arg)) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    if (!b->err[0])
+        b->path[0] = '\0';
+    if (list == NULL && !b->err[0])
+        fail(b, "out of memory");
+    return b->err[0] ? (json_decref(list), NULL) : list;
+}
+
+static int register_prompt(lua_State *L, sn__loader *ld, const char *name, int spec)
+{
+    build b = {.L = L, .err = "", .path = ""};
+    luaL_checktype(L, spec, LUA_TTABLE);
+    const sn_component *prev = find_declared(&ld->catalog->prompts, name);
+    if (prev) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "declared twice (first in %s)", prev->file);
+        return raise_decl(L, "prompt", name, msg);
+    }
+    lua_Integer npos = (lua_Integer)lua_rawlen(L, spec);
+    sn_component *c = sn__component_new(SN_KIND_PROMPT);
+    if (c == NULL)
+        return luaL_error(L, "out of memory");
+    if (check_keys(&b, spec, npos, prompt_keys, NULL) || build_common(&b, spec, c))
+        goto fail;
+    if ((c->arguments = build_prompt_arguments(&b, spec, npos)) == NULL)
+        goto fail;
+    json_t *names = json_object();
+    size_t i;
+    json_t *arg;
+    json_array_foreach(c->arguments, i, arg)
+    {
+        json_object_set_new(names, json_string_value(json_object_get(arg, "name")), json_true());
+    }
+    int bad = build_completion(&b, spec, c, names);
+    json_decref(names);
+    if (bad)
+        goto fail;
+    if (lua_getfield(L, spec, "render") != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        fail(&b, "'render' must be a function(args, ctx)");
+        goto fail;
+    }
+    c->name = sn_strndup(name, strlen(name));
+    c->file = sn_strndup(ld->file, strlen(ld->file));
+    if (c->name == NULL || c->file == NULL || sn__list_add(&ld->catalog->prompts, c)) {
+        lua_pop(L, 1);
+        fail(&b, "out of memory");
+        goto fail;
+    }
+    c->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes render */
+    return 0;
+fail:
+    sn__component_free(L, c);
+    return raise_decl(L, "prompt", name, b.err);
+}
+
+static int resource_named(lua_State *L)
+{
+    sn__loader *ld = check_loader(L, "resource");
+    register_resource(L, ld, lua_tostring(L, lua_upvalueindex(2)), 1);
+    return 0;
+}
+
+static int prompt_named(lua_State *L)
+{
+    sn__loader *ld = check_loader(L, "prompt");
+    register_prompt(L, ld, lua_tostring(L, lua_upvalueindex(2)), 1);
+    return 0;
+}
+
+/* snodo.resource "name" { ... } or snodo.resource { ... } (named after the file). */
+static int dsl_resource(lua_State *L)
+{
+    sn__loader *ld = check_loader(L, "resource");
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        char name[256];
+        file_stem(ld, name, sizeof name);
+        register_resource(L, ld, name, 1);
+        return 0;
+    }
+    luaL_checkstring(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, resource_named, 2);
+    return 1;
+}
+
+/* snodo.prompt "name" { ... } or snodo.prompt { ... }. */
+static int dsl_prompt(lua_State *L)
+{
+    sn__loader *ld = check_loader(L, "prompt");
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        char name[256];
+        file_stem(ld, name, sizeof name);
+        register_prompt(L, ld, name, 1);
+        return 0;
+    }
+    luaL_checkstring(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushcclosure(L, prompt_named, 2);
+    return 1;
+}
+
+/* snodo.safe_path(root, value) -> absolute path | nil, reason (seed "Values
+ * that name files": refuses NUL bytes, absolute paths, climbing out of root,
+ * symlinks that leave it; a file that does not exist is "not found"). */
+static int dsl_safe_path(lua_State *L)
+{
+    const char *root = luaL_checkstring(L, 1);
+    size_t len;
+    const char *value = luaL_checklstring(L, 2, &len);
+    char *path = NULL;
+    sn_diag diag = {.message = "", .pointer = ""};
+    sn_err err = sn_uritpl_safe_path(root, value, len, &path, &diag);
+    if (err == SN_ENOMEM)
+        return luaL_error(L, "out of memory");
+    if (err) {
+        lua_pushnil(L);
+        lua_pushstring(L, diag.message[0] ? diag.message : sn_err_str(err));
+        return 2;
+    }
+    lua_pushstring(L, path);
+    sn_free(path);
+    return 1;
+}
+
+/* snodo.safe_segment(value) -> value | nil, reason: a plain one-segment name. */
+static int dsl_safe_segment(lua_State *L)
+{
+    size_t len;
+    const char *value = luaL_checklstring(L, 1, &len);
+    sn_diag diag = {.message = "", .pointer = ""};
+    if (sn_uritpl_safe_segment(value, len, &diag) != SN_OK) {
+        lua_pushnil(L);
+        lua_pushstring(L, diag.message[0] ? diag.message : "not a plain name");
+        return 2;
+    }
+    lua_pushvalue(L, 1);
     return 1;
 }
 
@@ -1128,6 +1558,101 @@ static int json_string_field(build *b, int spec, const char *key, json_t **out)
     return bad;
 }
 
+/* ---- snodo.server{ http = {...} }: the HTTP listener's options ---- */
+
+static int http_list(build *b, int t, const char *key, char (*out)[128], size_t *n)
+{
+    lua_State *L = b->L;
+    int bad = 0;
+    if (lua_getfield(L, t, key) != LUA_TNIL) {
+        lua_Integer len = lua_type(L, -1) == LUA_TTABLE ? (lua_Integer)lua_rawlen(L, -1) : -1;
+        if (len < 1 || len > SN_HTTP_MAX_ALLOWED)
+            bad = fail(b, "'http.%s' must be a list of 1 to %d strings", key, SN_HTTP_MAX_ALLOWED);
+        for (lua_Integer i = 1; !bad && i <= len; i++) {
+            lua_rawgeti(L, -1, i);
+            size_t sl = 0;
+            const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &sl) : NULL;
+            if (s == NULL || sl == 0 || sl >= 128 || strlen(s) != sl)
+                bad = fail(b, "'http.%s' entry %lld must be a string of 1 to 127 bytes", key,
+                           (long long)i);
+            else
+                memcpy(out[*n], s, sl + 1), (*n)++;
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    return bad;
+}
+
+static int http_int(build *b, int t, const char *key, int lo, int hi, int *out)
+{
+    lua_State *L = b->L;
+    int bad = 0;
+    if (lua_getfield(L, t, key) != LUA_TNIL) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < lo || lua_tointeger(L, -1) > hi)
+            bad = fail(b, "'http.%s' must be an integer from %d to %d", key, lo, hi);
+        else
+            *out = (int)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    return bad;
+}
+
+static int http_string(build *b, int t, const char *key, char *out, size_t size)
+{
+    lua_State *L = b->L;
+    int bad = 0;
+    if (lua_getfield(L, t, key) != LUA_TNIL) {
+        size_t sl = 0;
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &sl) : NULL;
+        if (s == NULL || sl == 0 || sl >= size || strlen(s) != sl ||
+            (strcmp(key, "path") == 0 && s[0] != '/'))
+            bad = fail(b, "'http.%s' must be a%s string of 1 to %zu bytes", key,
+                       strcmp(key, "path") == 0 ? " '/'-prefixed" : "", size - 1);
+        else
+            memcpy(out, s, sl + 1);
+    }
+    lua_pop(L, 1);
+    return bad;
+}
+
+/* http = { host, port, path, allowed_origins, allowed_hosts, max_connections,
+ * header_timeout_ms, idle_timeout_ms, shutdown_timeout_ms } at index t. */
+static int parse_http(build *b, int t, sn_http_options *h)
+{
+    static const char *const keys[] = {"host",
+                                       "port",
+                                       "path",
+                                       "allowed_origins",
+                                       "allowed_hosts",
+                                       "max_connections",
+                                       "header_timeout_ms",
+                                       "idle_timeout_ms",
+                                       "shutdown_timeout_ms",
+                                       NULL};
+    lua_State *L = b->L;
+    if (lua_type(L, t) != LUA_TTABLE)
+        return fail(b, "'http' must be a table");
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING || !in_list(keys, lua_tostring(L, -1))) {
+            int bad = fail(b, "'http' has an unknown key '%s'", luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+            return bad;
+        }
+    }
+    return http_string(b, t, "host", h->host, sizeof h->host) ||
+           http_int(b, t, "port", 0, 65535, &h->port) ||
+           http_string(b, t, "path", h->path, sizeof h->path) ||
+           http_list(b, t, "allowed_origins", h->origins, &h->n_origins) ||
+           http_list(b, t, "allowed_hosts", h->hosts, &h->n_hosts) ||
+           http_int(b, t, "max_connections", 1, 1000000, &h->max_connections) ||
+           http_int(b, t, "header_timeout_ms", 1, 3600000, &h->header_timeout_ms) ||
+           http_int(b, t, "idle_timeout_ms", 1, 3600000, &h->idle_timeout_ms) ||
+           http_int(b, t, "shutdown_timeout_ms", 0, 3600000, &h->shutdown_timeout_ms);
+}
+
 static int dsl_server(lua_State *L)
 {
     sn__loader *ld = check_loader(L, "server");
@@ -1195,6 +1720,9 @@ static int dsl_server(lua_State *L)
             s->max_message_bytes = (size_t)lua_tointeger(L, 3);
         }
     }
+    lua_settop(L, 1);
+    if (lua_getfield(L, 1, "http") != LUA_TNIL && parse_http(&b, 2, &s->http))
+        goto fail;
     lua_settop(L, 1);
     if (lua_getfield(L, 1, "protocols") != LUA_TNIL && parse_protocols(&b, 2, &s->protocols))
         goto fail;
@@ -1276,24 +1804,11 @@ static const struct {
 /* snodo.base64(bytes): standard base64 with padding. */
 static int dsl_base64(lua_State *L)
 {
-    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t n;
-    const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+    const char *s = luaL_checklstring(L, 1, &n);
     luaL_Buffer b;
-    char *out = luaL_buffinitsize(L, &b, (n + 2) / 3 * 4);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)s[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)s[i + 1] << 8;
-        if (i + 2 < n)
-            v |= s[i + 2];
-        out[o++] = digits[(v >> 18) & 63];
-        out[o++] = digits[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? digits[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? digits[v & 63] : '=';
-    }
-    luaL_pushresultsize(&b, o);
+    char *out = luaL_buffinitsize(L, &b, SN_BASE64_LEN(n));
+    luaL_pushresultsize(&b, sn_base64_encode(s, n, out));
     return 1;
 }
 
@@ -1305,6 +1820,10 @@ static const luaL_Reg dsl_funcs[] = {
     {"argument", dsl_argument},
     {"array", dsl_array},
     {"output_schema", dsl_output_schema},
+    {"resource", dsl_resource},
+    {"prompt", dsl_prompt},
+    {"safe_path", dsl_safe_path},
+    {"safe_segment", dsl_safe_segment},
     {NULL, NULL},
 };
 
@@ -1333,6 +1852,10 @@ int sn__open_snodo(lua_State *L, sn__loader *loader)
     lua_setfield(L, -2, "empty_array");
     lua_pushstring(L, SN_VERSION);
     lua_setfield(L, -2, "VERSION");
+    if (loader) { /* the server directory, for files that live beside components */
+        lua_pushstring(L, loader->dir);
+        lua_setfield(L, -2, "directory");
+    }
 
     lua_createtable(L, 0, 8); /* snodo.errors */
     for (int i = 0; error_codes[i].name; i++) {
@@ -1353,11 +1876,13 @@ int sn__open_snodo(lua_State *L, sn__loader *loader)
     lua_pushliteral(L, "snodo.builders");
     lua_call(L, 1, 1); /* the decorate function */
     lua_pushvalue(L, -2);
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 6);
     static const char *const tags[][2] = {{"content", SN_CONTENT_MT},
                                           {"result", SN_RESULT_MT},
                                           {"blob", SN_BLOB_MT},
-                                          {"message", SN_MESSAGE_MT}};
+                                          {"message", SN_MESSAGE_MT},
+                                          {"completion", SN_COMPLETION_MT},
+                                          {"prompt_result", SN_PROMPT_RESULT_MT}};
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
         luaL_newmetatable(L, tags[i][1]);
         lua_setfield(L, -2, tags[i][0]);

@@ -8,21 +8,24 @@
 
 #include "lua/catalog.h"
 
-#define SN_ARGUMENT_MT   "snodo.Argument"
-#define SN_ARRAY_TYPE_MT "snodo.ArrayType"
-#define SN_OUTPUT_MT     "snodo.OutputSchema"
-#define SN_ERROR_MT      "snodo.Error"
-#define SN_CONTEXT_MT    "snodo.Context"
-#define SN_CONTENT_MT    "snodo.Content"
-#define SN_RESULT_MT     "snodo.Result"
-#define SN_BLOB_MT       "snodo.Blob"
-#define SN_MESSAGE_MT    "snodo.Message"
+#define SN_ARGUMENT_MT      "snodo.Argument"
+#define SN_ARRAY_TYPE_MT    "snodo.ArrayType"
+#define SN_OUTPUT_MT        "snodo.OutputSchema"
+#define SN_ERROR_MT         "snodo.Error"
+#define SN_CONTEXT_MT       "snodo.Context"
+#define SN_CONTENT_MT       "snodo.Content"
+#define SN_RESULT_MT        "snodo.Result"
+#define SN_BLOB_MT          "snodo.Blob"
+#define SN_MESSAGE_MT       "snodo.Message"
+#define SN_COMPLETION_MT    "snodo.Completion"
+#define SN_PROMPT_RESULT_MT "snodo.PromptResult"
 
 /* What the DSL functions share through their upvalue: the catalog being
  * built and where loading is. */
 typedef struct sn__loader {
     sn_catalog *catalog;
     const char *file; /* relative path of the file being loaded, or NULL */
+    const char *dir;  /* the server directory, as given */
     bool loading;     /* the phase guard: registration only while true */
     bool server_seen; /* snodo.server{} was called */
 } sn__loader;

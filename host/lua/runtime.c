@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ sn_component *sn__component_new(sn_kind kind)
     sn_component *c = sn_calloc(1, sizeof *c);
     if (c) {
         c->kind = kind;
-        c->handler_ref = LUA_NOREF;
+        c->handler_ref = c->matches_ref = c->complete_ref = LUA_NOREF;
     }
     return c;
 }
@@ -37,11 +38,18 @@ void sn__component_free(lua_State *L, sn_component *c)
 {
     if (c == NULL)
         return;
-    if (L)
+    if (L) {
         luaL_unref(L, LUA_REGISTRYINDEX, c->handler_ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, c->matches_ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, c->complete_ref);
+    }
     sn_free(c->name);
     sn_free(c->file);
     sn_free(c->uri);
+    sn_free(c->uri_template);
+    sn_uritpl_free(c->tpl);
+    json_decref(c->arguments);
+    json_decref(c->completion_arguments);
     json_decref(c->title);
     json_decref(c->description);
     json_decref(c->icons);
@@ -51,7 +59,6 @@ void sn__component_free(lua_State *L, sn_component *c)
     json_decref(c->output_schema);
     json_decref(c->mime_type);
     json_decref(c->size);
-    json_decref(c->resource_annotations);
     sn_schema_free(c->input_validator);
     sn_schema_free(c->output_validator);
     sn_free(c);
@@ -84,6 +91,29 @@ void sn__list_sort(sn_component_list *list)
         qsort(list->items, list->count, sizeof *list->items, by_name);
 }
 
+static int by_uri(const void *a, const void *b)
+{
+    const sn_component *x = *(const sn_component *const *)a;
+    const sn_component *y = *(const sn_component *const *)b;
+    return strcmp(x->uri, y->uri);
+}
+
+const sn_component *sn_catalog_find_uri(const sn_catalog *c, const char *uri)
+{
+    size_t lo = 0, hi = c->by_uri.count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcmp(uri, c->by_uri.items[mid]->uri);
+        if (cmp == 0)
+            return c->by_uri.items[mid];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
 const sn_component *sn_catalog_find(const sn_component_list *list, const char *name)
 {
     size_t lo = 0, hi = list->count;
@@ -110,8 +140,16 @@ static void list_clear(lua_State *L, sn_component_list *list)
 
 void sn__catalog_clear(lua_State *L, sn_catalog *cat)
 {
+    sn_uritpl_index_free(cat->template_index); /* before the templates it keeps */
+    cat->template_index = NULL;
+    /* by_uri and custom only borrow components of resources and templates */
+    sn_free(cat->by_uri.items);
+    sn_free(cat->custom.items);
+    memset(&cat->by_uri, 0, sizeof cat->by_uri);
+    memset(&cat->custom, 0, sizeof cat->custom);
     list_clear(L, &cat->tools);
     list_clear(L, &cat->resources);
+    list_clear(L, &cat->templates);
     list_clear(L, &cat->prompts);
     sn_server *s = &cat->server;
     sn_free(s->name);
@@ -304,6 +342,72 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
     return 0;
 }
 
+/* Sorts the lists, indexes resources by URI and templates by shape, and
+ * hashes what the lists show (cursors are bound to that hash). */
+static int index_catalog(sn_catalog *c)
+{
+    sn__list_sort(&c->tools);
+    sn__list_sort(&c->resources);
+    sn__list_sort(&c->templates);
+    sn__list_sort(&c->prompts);
+    for (size_t i = 0; i < c->resources.count; i++)
+        if (sn__list_add(&c->by_uri, c->resources.items[i]))
+            return -1;
+    if (c->by_uri.count > 1)
+        qsort(c->by_uri.items, c->by_uri.count, sizeof *c->by_uri.items, by_uri);
+    if (sn_uritpl_index_new(&c->template_index) != SN_OK)
+        return -1;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a over every definition */
+    const sn_component_list *lists[] = {&c->tools, &c->resources, &c->templates, &c->prompts};
+    for (size_t k = 0; k < 4; k++) {
+        for (size_t i = 0; i < lists[k]->count; i++) {
+            sn_component *x = lists[k]->items[i];
+            if (x->tpl && sn_uritpl_index_add(c->template_index, x->tpl, x) != SN_OK)
+                return -1;
+            if (x->uri_template && x->tpl == NULL && sn__list_add(&c->custom, x))
+                return -1;
+            if (x->complete_ref != LUA_NOREF)
+                c->completions = true;
+            const json_t *parts[] = {x->title,         x->description, x->icons,
+                                     x->meta,          x->annotations, x->input_schema,
+                                     x->output_schema, x->mime_type,   x->arguments};
+            h = (h ^ (unsigned char)k) * 1099511628211ULL;
+            for (const char *p = x->name; *p; p++)
+                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+            for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++) {
+                char *text = parts[j] ? json_dumps(parts[j], JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+                for (const char *p = text ? text : ""; *p; p++)
+                    h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+                h = (h ^ 0xff) * 1099511628211ULL;
+                sn_free(text);
+            }
+        }
+    }
+    c->hash = h;
+    return 0;
+}
+
+/* Seed "Overlapping templates": registration checks direct URIs against the
+ * templates (not template pairs, which would mean comparing every pair). */
+static int check_overlaps(const sn_catalog *c, sn_diag *diag)
+{
+    for (size_t i = 0; i < c->resources.count; i++) {
+        const sn_component *r = c->resources.items[i];
+        size_t count = 0;
+        sn_uritpl_hit hit;
+        sn_uritpl_index_lookup(c->template_index, r->uri, strlen(r->uri), &hit, 1, &count);
+        if (count > 0) {
+            const sn_component *t = hit.ud;
+            sn_diag_set(diag,
+                        "%s: resource \"%s\": uri \"%s\" is also matched by the template "
+                        "\"%s\" of resource \"%s\" (%s)",
+                        r->file, r->name, r->uri, t->uri_template, t->name, t->file);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 typedef struct load_job {
     sn_runtime *rt;
     file_list *files;
@@ -383,6 +487,7 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     if ((rt->dir = sn_strndup(dir, dlen)) == NULL)
         goto fail;
     rt->loader.catalog = &rt->catalog;
+    rt->loader.dir = rt->dir;
     set_defaults(rt, dir);
     if ((rt->L = lua_newstate(vm_alloc, NULL)) == NULL)
         goto fail;
@@ -405,11 +510,12 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
         err = SN_ELOAD;
         goto fail;
     }
-    sn__list_sort(&rt->catalog.tools);
-    sn__list_sort(&rt->catalog.prompts);
-    sn__list_sort(&rt->catalog.resources);
-    if (finish_defaults(rt))
+    if (finish_defaults(rt) || index_catalog(&rt->catalog))
         goto fail;
+    if (check_overlaps(&rt->catalog, diag)) {
+        err = SN_ELOAD;
+        goto fail;
+    }
     lua_gc(L, LUA_GCCOLLECT);
     for (size_t i = 0; i < files.count; i++)
         sn_free(files.paths[i]);
@@ -461,6 +567,9 @@ void sn_runtime_describe(const sn_runtime *rt, FILE *out)
             fprintf(out, "  %-8s %-32s %s\n", lists[k].label, x->name, x->file);
         }
     }
-    fprintf(out, "%zu tools, %zu resources, %zu prompts\n", c->tools.count, c->resources.count,
-            c->prompts.count);
+    for (size_t i = 0; i < c->templates.count; i++)
+        fprintf(out, "  %-8s %-32s %s  %s\n", "template", c->templates.items[i]->name,
+                c->templates.items[i]->file, c->templates.items[i]->uri_template);
+    fprintf(out, "%zu tools, %zu resources, %zu resource templates, %zu prompts\n", c->tools.count,
+            c->resources.count, c->templates.count, c->prompts.count);
 }

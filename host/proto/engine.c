@@ -19,6 +19,7 @@
 #include "core/alloc.h"
 #include "core/log.h"
 #include "lua/call.h"
+#include "proto/headers.h"
 #include "proto/internal.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -203,10 +204,12 @@ static json_t *server_capabilities(const sn__request *r)
     json_t *caps = json_object();
     if (c->tools.count)
         json_object_set_new(caps, "tools", json_object());
-    if (c->resources.count)
+    if (c->resources.count || c->templates.count)
         json_object_set_new(caps, "resources", json_object());
     if (c->prompts.count)
         json_object_set_new(caps, "prompts", json_object());
+    if (c->completions)
+        json_object_set_new(caps, "completions", json_object());
     if (!r->stateless)
         json_object_set_new(caps, "logging", json_object());
     if (r->stateless)
@@ -238,6 +241,11 @@ static json_t *supported_versions(const sn_engine *e)
         if (on & versions[i].bit)
             json_array_append_new(list, json_string(versions[i].name));
     return list;
+}
+
+json_t *sn__supported_versions(const sn_engine *e)
+{
+    return supported_versions(e);
 }
 
 /* ==== initialize-era methods ============================================= */
@@ -359,6 +367,12 @@ static const method methods[] = {
     {"server/discover", on_discover, M_MODERN},
     {"tools/list", sn__on_tools_list, M_LEGACY | M_MODERN},
     {"tools/call", sn__on_tools_call, M_LEGACY | M_MODERN},
+    {"resources/list", sn__on_resources_list, M_LEGACY | M_MODERN},
+    {"resources/templates/list", sn__on_templates_list, M_LEGACY | M_MODERN},
+    {"resources/read", sn__on_resources_read, M_LEGACY | M_MODERN},
+    {"prompts/list", sn__on_prompts_list, M_LEGACY | M_MODERN},
+    {"prompts/get", sn__on_prompts_get, M_LEGACY | M_MODERN},
+    {"completion/complete", sn__on_complete, M_LEGACY | M_MODERN},
     {"notifications/initialized", on_notification, M_LEGACY | M_NOTIFICATION},
     {"notifications/cancelled", on_notification, M_LEGACY | M_MODERN | M_NOTIFICATION},
     {"notifications/roots/list_changed", on_notification, M_LEGACY | M_NOTIFICATION},
@@ -431,6 +445,8 @@ static bool check_modern(sn__request *r)
         return false;
     }
     unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
+    if (sn__header_version(r))
+        v = sn__header_version(r); /* DIGEST A4: judged on the header; equality comes next */
     if (strcmp(v, "2026-07-28") != 0 || !(on & SN_PROTO_2026_07_28)) {
         sn__reply_error(
             r, -32022, "Unsupported protocol version",
@@ -520,15 +536,19 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
     json_t *meta = json_object_get(r.params, "_meta");
     r.meta = json_is_object(meta) ? meta : NULL;
 
-    if (strcmp(name, "initialize") == 0) {
-        r.version = "";
-        dispatch(&r, name);
-    } else if (r.meta && json_object_get(r.meta, META_VERSION)) {
+    if (r.meta && json_object_get(r.meta, META_VERSION)) {
+        /* before `initialize`: "a request carrying modern per-request _meta is
+         * served statelessly" (versioning.mdx), so initialize there is -32601 */
         r.stateless = true;
         if (out)
             out->stateless = true;
-        if (check_modern(&r))
+        if (sn__headers_present(&r, name) && check_modern(&r) && sn__headers_match(&r, name))
             dispatch(&r, name);
+        else if (out && out->http_status == 200)
+            out->http_status = 400; /* refused before dispatch: _meta -32602 is 400 too */
+    } else if (strcmp(name, "initialize") == 0) {
+        r.version = "";
+        dispatch(&r, name);
     } else if (sn_session_initialized(session)) {
         r.version = session->protocol;
         dispatch(&r, name);
@@ -543,6 +563,8 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
                         "Invalid params: missing required _meta field " META_VERSION
                         " (or send initialize first)",
                         NULL);
+        if (out)
+            out->http_status = 400; /* streamable-http.mdx: a missing _meta is 400 */
     }
 done:
     json_decref(doc);

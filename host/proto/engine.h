@@ -23,7 +23,10 @@ typedef void sn_emit_cb(void *ud, const char *json, size_t len);
 
 /* Transport facts about one incoming message. */
 typedef struct sn_request_facts {
-    const json_t *headers; /* object: lower-case name -> string, or NULL (stdio) */
+    /* object: lower-case name -> string (an array of strings when the
+     * header was repeated), or NULL (stdio). With headers, 2026-07-28
+     * requests are checked against them (host/proto/headers.h). */
+    const json_t *headers;
 } sn_request_facts;
 
 /* What the transport should do with the reply. */
@@ -53,5 +56,41 @@ const char *sn_session_protocol(const sn_session *s); /* negotiated version or N
 sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size_t len,
                         const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit,
                         void *ud);
+
+/* ==== Streamable HTTP: the POST decision (host/proto/headers.c) ==========
+ * DIGEST 3.2, with the conformance suite's refinement that a modern _meta
+ * envelope wins over `initialize`. The transport checks Origin/Host and
+ * limits first, then asks for a route, then finds the session itself. */
+
+typedef enum sn_http_route {
+    SN_ROUTE_ENGINE,     /* hand to the engine without a session: stateless
+                            requests, a 2026-07-28 header, unreadable bodies */
+    SN_ROUTE_INITIALIZE, /* an initialize-era handshake: give it a new session */
+    SN_ROUTE_SESSION,    /* initialize-era traffic: needs the Mcp-Session-Id
+                            session (400 without one, 404 unknown or ended) */
+    SN_ROUTE_REFUSE,     /* answer `status` + `body` without the engine */
+} sn_http_route;
+
+typedef struct sn_http_decision {
+    sn_http_route route;
+    int status;  /* SN_ROUTE_REFUSE: 400 */
+    char *body;  /* SN_ROUTE_REFUSE: a JSON-RPC error (owned) */
+    json_t *id;  /* the message's id when readable (owned), or NULL */
+} sn_http_decision;
+
+/* Routes one POST body (borrows `body`). `version_header` is the
+ * MCP-Protocol-Version value or NULL; `has_session_id` whether an
+ * Mcp-Session-Id header came. SN_ENOMEM only. Release with
+ * sn_http_decision_clear. */
+sn_err sn_engine_route_post(sn_engine *e, const char *body, size_t len, const char *version_header,
+                            bool has_session_id, sn_http_decision *d);
+/* DIGEST A16: a session request whose MCP-Protocol-Version differs from the
+ * negotiated version becomes SN_ROUTE_REFUSE (400 + -32022). */
+sn_err sn_engine_session_version(sn_engine *e, const sn_session *s, const char *version_header,
+                                 sn_http_decision *d);
+void sn_http_decision_clear(sn_http_decision *d);
+/* A JSON-RPC error message, compact (returns owned: sn_free). `id` borrows
+ * (NULL = null); takes `data` (may be NULL). NULL when out of memory. */
+char *sn_engine_error_json(const json_t *id, int code, const char *message, json_t *data);
 
 #endif

@@ -44,5 +44,11 @@ bool sn__page(sn__request *r, const sn_component_list *list, size_t *first, size
 
 void sn__on_tools_list(sn__request *r);
 void sn__on_tools_call(sn__request *r);
+void sn__on_resources_list(sn__request *r);
+void sn__on_templates_list(sn__request *r);
+void sn__on_resources_read(sn__request *r);
+void sn__on_prompts_list(sn__request *r);
+void sn__on_prompts_get(sn__request *r);
+void sn__on_complete(sn__request *r);
 
 #endif

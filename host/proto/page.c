@@ -1,5 +1,5 @@
 /* Opaque list cursors. A cursor names an offset into one exact list: it
- * carries a hash of the list's names, so a changed catalog (hot reload)
+ * carries the catalog's hash (runtime.c), so a changed catalog (hot reload)
  * expires outstanding cursors with -32602 instead of skipping or repeating
  * entries (seed: "Cursors are scoped to the exact catalog"). */
 #include <inttypes.h>
@@ -8,22 +8,12 @@
 
 #include "proto/internal.h"
 
-static uint64_t list_hash(const sn_component_list *list)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < list->count; i++) {
-        for (const char *p = list->items[i]->name; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        h = (h ^ 0xff) * 1099511628211ULL;
-    }
-    return h;
-}
-
 bool sn__page(sn__request *r, const sn_component_list *list, size_t *first, size_t *last,
               json_t **next_cursor)
 {
-    size_t page = sn_runtime_catalog(sn__engine_runtime(r->engine))->server.page_size;
-    uint64_t hash = list_hash(list);
+    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    size_t page = c->server.page_size;
+    uint64_t hash = c->hash; /* every list's cursors die with any catalog change */
     *first = 0;
     *next_cursor = NULL;
     json_t *cursor = json_object_get(r->params, "cursor");

@@ -96,6 +96,24 @@ return function(snodo, mt)
     return tag({ role = role, content = content }, mt.message)
   end
 
+  --- A prompt result with a description or metadata:
+  --- snodo.prompt_result(messages, { description = ..., metadata = ... }).
+  function snodo.prompt_result(messages, opts)
+    assert(type(messages) == "table", "snodo.prompt_result expects a list of messages")
+    local r = { messages = messages }
+    for k, v in pairs(opts or {}) do r[k] = v end
+    return tag(r, mt.prompt_result)
+  end
+
+  --- Completion values (at most 100 are sent; more sets has_more):
+  --- snodo.completion(values, { total = n, has_more = bool }).
+  function snodo.completion(values, opts)
+    assert(type(values) == "table", "snodo.completion expects a list of strings")
+    local r = { values = values }
+    for k, v in pairs(opts or {}) do r[k] = v end
+    return tag(r, mt.completion)
+  end
+
   snodo.content_mt = mt.content
   return snodo
 end

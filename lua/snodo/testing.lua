@@ -92,6 +92,45 @@ function Server:call_tool(name, arguments, opts)
   return r.result, nil, notes
 end
 
+--- Reads a resource: returns the ReadResourceResult, or nil and the error.
+function Server:read_resource(uri, opts)
+  local r = self:request("resources/read", { uri = uri }, opts)
+  if r.error then return nil, r.error end
+  return r.result
+end
+
+--- Renders a prompt: returns the GetPromptResult, or nil and the error.
+function Server:get_prompt(name, arguments, opts)
+  local r = self:request("prompts/get", { name = name, arguments = arguments or {} }, opts)
+  if r.error then return nil, r.error end
+  return r.result
+end
+
+--- completion/complete for a prompt ({ prompt = name }) or a resource
+--- template ({ resource = uri_template }); returns the completion object.
+function Server:complete(ref, argument, value, opts)
+  local wire = ref.prompt and { type = "ref/prompt", name = ref.prompt }
+               or { type = "ref/resource", uri = ref.resource }
+  local r = self:request("completion/complete",
+                         { ref = wire, argument = { name = argument, value = value } }, opts)
+  if r.error then return nil, r.error end
+  return r.result.completion
+end
+
+--- Every page of a list method ("tools/list", "resources/list", ...): the
+--- items of all pages and the number of pages.
+function Server:list_all(method, key, opts)
+  local items, pages, cursor = {}, 0, nil
+  repeat
+    local r = self:request(method, { cursor = cursor }, opts)
+    assert(r.result, r.error and r.error.message)
+    for _, item in ipairs(r.result[key]) do items[#items + 1] = item end
+    pages = pages + 1
+    cursor = r.result.nextCursor
+  until cursor == nil
+  return items, pages
+end
+
 function Server:close()
   core.close(self.handle)
 end

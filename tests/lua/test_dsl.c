@@ -237,7 +237,7 @@ Test(dsl, keeps_each_file_globals_to_itself, .init = setup, .fini = teardown)
 /* ---- load errors: file:line, component, nested path, rule ---- */
 
 struct load_case {
-    char source[400];
+    char source[420];
     char message[300];
 };
 
@@ -311,6 +311,30 @@ static struct load_case load_cases[] = {
     {PRELUDE "tool 'x' { call = print\n",
      "tools.lua:4: '}' expected (to close '{' at line 3) near <eof>"},
     {PRELUDE "error('broken at load')", "tools.lua:3: broken at load"},
+    {PRELUDE "snodo.resource 'r' { uri_template = 'x://{#frag}', read = print }",
+     "tools.lua:3: resource \"r\": uri_template \"x://{#frag}\": fragment expansion {#var} is "
+     "not supported: {#frag} (at byte 4) (define matches(uri) to serve it anyway)"},
+    {PRELUDE "snodo.resource 'r' { uri = 'x://a', uri_template = 'x://{a}', read = print }",
+     "tools.lua:3: resource \"r\": a resource has either 'uri' or 'uri_template'"},
+    {PRELUDE "snodo.resource 'r' { uri = 'relative', read = print }",
+     "tools.lua:3: resource \"r\": 'uri' must be an absolute URI without template expressions"},
+    {PRELUDE "snodo.resource 'r' { uri = 'x://a', read = print }\n"
+             "snodo.resource 's' { uri = 'x://a', read = print }",
+     "tools.lua:4: resource \"s\": uri \"x://a\" is already served by resource \"r\" "
+     "(tools.lua)"},
+    {PRELUDE "snodo.resource 'r' { uri = 'x://a' }",
+     "tools.lua:3: resource \"r\": 'read' must be a function(params, ctx)"},
+    {PRELUDE "snodo.resource 'r' { uri_template = 'x://{a}', completion_arguments = { 'b' },\n"
+             "  complete = print, read = print }",
+     "tools.lua:3: resource \"r\": completion argument \"b\" is not an argument of this "
+     "component"},
+    {PRELUDE "snodo.prompt 'p' { argument 'a' { 'string' }, render = print }",
+     "tools.lua:3: prompt \"p\": argument \"a\": prompt arguments are strings and take no type"},
+    {PRELUDE "snodo.prompt 'p' { complete = print, render = print }",
+     "tools.lua:3: prompt \"p\": 'complete' needs 'completion_arguments', the arguments it "
+     "completes"},
+    {PRELUDE "snodo.prompt 'p' { argument 'a' {}, argument 'a' {}, render = print }",
+     "tools.lua:3: prompt \"p\": argument \"a\": declared twice"},
 };
 
 ParameterizedTestParameters(dsl, refuses_a_bad_declaration)
@@ -384,4 +408,15 @@ Test(dsl, survives_allocation_failure_while_loading, .init = setup, .fini = tear
         cr_assert(err == SN_ENOMEM || err == SN_ELOAD, "allocation %zu: %s", n, sn_err_name(err));
         cr_assert_lt(n, 100000);
     }
+}
+
+/* Seed "Overlapping templates": direct URIs are checked against templates. */
+Test(dsl, refuses_a_direct_uri_that_a_template_also_matches, .init = setup, .fini = teardown)
+{
+    write_file("a.lua", "local snodo = require 'snodo'\n"
+                        "snodo.resource 'page' { uri_template = 'x://h/{+p}', read = print }\n");
+    const char *got = load_error("local snodo = require 'snodo'\n"
+                                 "snodo.resource 'intro' { uri = 'x://h/intro', read = print }\n");
+    cr_expect_str_eq(got, "tools.lua: resource \"intro\": uri \"x://h/intro\" is also matched by "
+                          "the template \"x://h/{+p}\" of resource \"page\" (a.lua)");
 }
