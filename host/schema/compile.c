@@ -219,11 +219,11 @@ static void path_write(const entry *e, pbuf *b)
 }
 
 /* Fills diag: pointer = path(e) + "/kw" (+ "/sub"), message from fmt. */
-static sn_err fail(cc *c, sn_err err, const entry *e, const char *kw, const char *sub, const char *fmt,
-                   ...) __attribute__((format(printf, 6, 7)));
+static sn_err fail(cc *c, sn_err err, const entry *e, const char *kw, const char *sub,
+                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static sn_err fail(cc *c, sn_err err, const entry *e, const char *kw, const char *sub, const char *fmt,
-                   ...)
+static sn_err fail(cc *c, sn_err err, const entry *e, const char *kw, const char *sub,
+                   const char *fmt, ...)
 {
     if (c->diag == NULL)
         return err;
@@ -292,7 +292,8 @@ static sn_err vocab_of(cc *c, const entry *e, const json_t *schema_kw, uint8_t *
     size_t n = strlen(uri);
     if (n > 0 && uri[n - 1] == '#')
         n--;
-    if ((n == strlen(META_2020_12) && memcmp(uri, META_2020_12, n) == 0) || c->opts->resolve == NULL)
+    if ((n == strlen(META_2020_12) && memcmp(uri, META_2020_12, n) == 0) ||
+        c->opts->resolve == NULL)
         return SN_OK;
     char *abs = sn_strndup(uri, n);
     if (abs == NULL)
@@ -319,11 +320,13 @@ static sn_err vocab_of(cc *c, const entry *e, const json_t *schema_kw, uint8_t *
                 v |= V_UNEVAL;
             else if (name && strcmp(name, "format-assertion") == 0)
                 v |= V_FMT_ASSERT;
-            else if (name && (strcmp(name, "core") == 0 || strcmp(name, "meta-data") == 0 ||
-                              strcmp(name, "format-annotation") == 0 || strcmp(name, "content") == 0))
+            else if (name &&
+                     (strcmp(name, "core") == 0 || strcmp(name, "meta-data") == 0 ||
+                      strcmp(name, "format-annotation") == 0 || strcmp(name, "content") == 0))
                 ;
             else if (json_is_true(val)) {
-                err = fail(c, SN_ESCHEMA, e, "$schema", NULL, "unsupported required vocabulary %s", key);
+                err = fail(c, SN_ESCHEMA, e, "$schema", NULL, "unsupported required vocabulary %s",
+                           key);
                 break;
             }
         }
@@ -342,8 +345,8 @@ typedef struct inherit {
     bool doc_root; /* the root of a document: `res` was made for it */
 } inherit;
 
-static sn_err scan(cc *c, const json_t *j, entry *parent, const char *key, size_t klen, size_t index,
-                   bool raw, const inherit *in, entry **out);
+static sn_err scan(cc *c, const json_t *j, entry *parent, const char *key, size_t klen,
+                   size_t index, bool raw, const inherit *in, entry **out);
 
 static inherit inherit_from(const entry *e)
 {
@@ -411,9 +414,16 @@ static sn_err scan_kw_object(cc *c, entry *e, const char *kw)
     return SN_OK;
 }
 
-static const char *const single_kws[] = {"items", "additionalProperties", "unevaluatedProperties",
-                                          "unevaluatedItems", "contains", "propertyNames", "not", "if",
-                                          "then", "else"};
+static const char *const single_kws[] = {"items",
+                                         "additionalProperties",
+                                         "unevaluatedProperties",
+                                         "unevaluatedItems",
+                                         "contains",
+                                         "propertyNames",
+                                         "not",
+                                         "if",
+                                         "then",
+                                         "else"};
 static const char *const array_kws[] = {"prefixItems", "allOf", "anyOf", "oneOf"};
 static const char *const object_kws[] = {"$defs", "properties", "patternProperties",
                                          "dependentSchemas"};
@@ -424,8 +434,8 @@ static bool anchor_ok(const char *s)
     if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
         return false;
     for (s++; *s; s++) {
-        bool ok = (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-                  *s == '-' || *s == '.' || *s == '_';
+        bool ok = (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+                  (*s >= '0' && *s <= '9') || *s == '-' || *s == '.' || *s == '_';
         if (!ok)
             return false;
     }
@@ -487,8 +497,8 @@ static sn_err register_uri(cc *c, const char *uri, uint32_t res)
 
 /* Scans the subschema `j` found under `parent` (NULL for a document root);
  * the new or already known entry goes to *out. */
-static sn_err scan(cc *c, const json_t *j, entry *parent, const char *key, size_t klen, size_t index,
-                   bool raw, const inherit *in, entry **out)
+static sn_err scan(cc *c, const json_t *j, entry *parent, const char *key, size_t klen,
+                   size_t index, bool raw, const inherit *in, entry **out)
 {
     entry *known = entry_of(c, j);
     if (known) {
@@ -508,7 +518,8 @@ static sn_err scan(cc *c, const json_t *j, entry *parent, const char *key, size_
         return fail(c, SN_ELIMIT, e, NULL, NULL, "schema nesting exceeds the depth limit of %zu",
                     c->max_depth);
     if (++c->nentries > c->max_subs)
-        return fail(c, SN_ELIMIT, e, NULL, NULL, "schema has more than %zu subschemas", c->max_subs);
+        return fail(c, SN_ELIMIT, e, NULL, NULL, "schema has more than %zu subschemas",
+                    c->max_subs);
     if (!json_is_object(j) && !json_is_boolean(j))
         return fail(c, SN_ESCHEMA, e, NULL, NULL, "schema must be an object or a boolean");
     sn_err err = hmap_put(c, &c->ptrs, j, SIZE_MAX, ptr_hash(j), e);
@@ -932,6 +943,7 @@ static sn__prop *slot_for(sn__props *p, const char *name, size_t len)
         sn__prop *s = &p->slots[i];
         if (s->name == NULL) {
             s->hash = h;
+            s->head = sn__name_head(name, len);
             return s;
         }
         if (s->hash == h && s->len == len && memcmp(s->name, name, len) == 0)
@@ -952,15 +964,18 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
             return err;
     }
     size_t want = (props ? json_object_size(props) : 0) + p->nreq;
+    sn__prop **order = NULL; /* distinct slots in schema order */
     if (want) {
         size_t cap = 4;
         while (cap < want * 2)
             cap *= 2;
         p->slots = sn__arena_alloc(A, cap * sizeof *p->slots);
-        if (p->slots == NULL)
+        order = tmp_alloc(c, want * sizeof *order);
+        if (p->slots == NULL || order == NULL)
             return SN_ENOMEM;
         p->mask = cap - 1;
     }
+    size_t n = 0;
     if (props) {
         json_t *o = (json_t *)props;
         for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
@@ -972,6 +987,7 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
                 if (s->name == NULL)
                     return SN_ENOMEM;
                 s->len = len;
+                order[n++] = s;
             }
             s->child = node_of(c, json_object_iter_value(it));
         }
@@ -981,12 +997,22 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
         if (s->name == NULL) {
             s->name = p->req[i];
             s->len = p->req_len[i];
+            order[n++] = s;
         }
         s->required = true;
     }
+    if (n) {
+        sn__prop *list = sn__arena_alloc(A, n * sizeof *list);
+        if (list == NULL)
+            return SN_ENOMEM;
+        for (size_t i = 0; i < n; i++)
+            list[i] = *order[i];
+        p->list = list;
+        p->nlist = n;
+    }
     if (pats) {
-        size_t n = json_object_size(pats);
-        sn__patprop *pv = sn__arena_alloc(A, (n + 1) * sizeof *pv);
+        size_t np = json_object_size(pats);
+        sn__patprop *pv = sn__arena_alloc(A, (np + 1) * sizeof *pv);
         if (pv == NULL)
             return SN_ENOMEM;
         json_t *o = (json_t *)pats;
@@ -1039,8 +1065,8 @@ static const struct {
     const char *name;
     uint8_t bit;
 } type_names[] = {
-    {"null", SN__T_NULL},     {"boolean", SN__T_BOOL},   {"object", SN__T_OBJECT},
-    {"array", SN__T_ARRAY},   {"number", SN__T_NUMBER},  {"string", SN__T_STRING},
+    {"null", SN__T_NULL},       {"boolean", SN__T_BOOL},  {"object", SN__T_OBJECT},
+    {"array", SN__T_ARRAY},     {"number", SN__T_NUMBER}, {"string", SN__T_STRING},
     {"integer", SN__T_INTEGER},
 };
 
@@ -1055,7 +1081,8 @@ static sn_err type_bits(cc *c, entry *e, const json_t *v, uint8_t *mask)
         if (json_is_array(v))
             one = json_array_get(v, i);
         if (!json_is_string(one))
-            return fail(c, SN_ESCHEMA, e, "type", NULL, "type must be a type name or an array of them");
+            return fail(c, SN_ESCHEMA, e, "type", NULL,
+                        "type must be a type name or an array of them");
         size_t t = 0;
         while (t < sizeof type_names / sizeof type_names[0] &&
                strcmp(type_names[t].name, json_string_value(one)) != 0)
@@ -1196,8 +1223,8 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
             deps[i].name = sn__arena_strndup(&c->s->arena, k, deps[i].len);
             if (deps[i].name == NULL)
                 return SN_ENOMEM;
-            err = string_list(c, e, "dependentRequired", k, json_object_iter_value(it), &deps[i].req,
-                              &deps[i].req_len, &deps[i].nreq);
+            err = string_list(c, e, "dependentRequired", k, json_object_iter_value(it),
+                              &deps[i].req, &deps[i].req_len, &deps[i].nreq);
             if (err)
                 return err;
         }
@@ -1321,8 +1348,10 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
         }
         /* Dynamic only when the static target bookends with the same name. */
         const char *hash = strchr(json_string_value(v), '#');
-        const json_t *da = json_is_object(t->json) ? json_object_get(t->json, "$dynamicAnchor") : NULL;
-        if (hash && hash[1] != '/' && json_is_string(da) && strcmp(json_string_value(da), hash + 1) == 0)
+        const json_t *da =
+            json_is_object(t->json) ? json_object_get(t->json, "$dynamicAnchor") : NULL;
+        if (hash && hash[1] != '/' && json_is_string(da) &&
+            strcmp(json_string_value(da), hash + 1) == 0)
             op->u.dyn.name = (uint32_t)((uintptr_t)str_get(&c->names, hash + 1) - 1);
     }
     static const struct {
@@ -1379,6 +1408,7 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
 static sn_err compile_entry(cc *c, entry *e)
 {
     sn__node *n = e->node;
+    n->types = SN__T_ANY;
     if (json_is_true(e->json)) {
         n->flags = SN__NODE_TRUE;
         return SN_OK;
@@ -1392,14 +1422,21 @@ static sn_err compile_entry(cc *c, entry *e)
         if (err)
             return err;
     }
+    size_t skip = 0;
+    if (nops && ops[0].kind == SN__OP_TYPE) {
+        n->types = ops[0].u.types;
+        skip = 1;
+    }
+    nops -= skip;
     if (nops == 0) {
-        n->flags |= SN__NODE_TRUE;
+        if (n->types == SN__T_ANY)
+            n->flags |= SN__NODE_TRUE;
         return SN_OK;
     }
     sn__op *v = sn__arena_alloc(&c->s->arena, nops * sizeof *v);
     if (v == NULL)
         return SN_ENOMEM;
-    memcpy(v, ops, nops * sizeof *v);
+    memcpy(v, ops + skip, nops * sizeof *v);
     n->ops = v;
     n->nops = (uint32_t)nops;
     return SN_OK;

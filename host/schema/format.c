@@ -9,9 +9,13 @@
 #include "schema/internal.h"
 
 static const char *const names[SN__FMT_COUNT] = {
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname",
-    "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
-    "uri-template", "uuid", "json-pointer", "relative-json-pointer", "regex",
+    "date-time", "date",          "time",
+    "duration",  "email",         "idn-email",
+    "hostname",  "idn-hostname",  "ipv4",
+    "ipv6",      "uri",           "uri-reference",
+    "iri",       "iri-reference", "uri-template",
+    "uuid",      "json-pointer",  "relative-json-pointer",
+    "regex",
 };
 
 int sn__format_lookup(const char *name, size_t len)
@@ -166,7 +170,7 @@ static bool is_duration(const char *s, size_t len)
         if (i == start || i >= len)
             return false;
         const char *u = strchr(date_units + next, s[i]);
-        if (u == NULL || s[i] == '\0')
+        if (u == NULL || s[i] == '\0' || (parts > 0 && u != date_units + next))
             return false;
         next = (int)(u - date_units) + 1;
         parts++;
@@ -183,7 +187,7 @@ static bool is_duration(const char *s, size_t len)
             if (i == start || i >= len)
                 return false;
             const char *u = strchr(time_units + next, s[i]);
-            if (u == NULL || s[i] == '\0')
+            if (u == NULL || s[i] == '\0' || (tparts > 0 && u != time_units + next))
                 return false;
             next = (int)(u - time_units) + 1;
             tparts++;
@@ -200,10 +204,8 @@ static bool is_duration(const char *s, size_t len)
 
 static bool is_hostname_ex(const char *s, size_t len, bool idn)
 {
-    if (len == 0 || len > 253 + (s[len - 1] == '.'))
+    if (len == 0 || len > 253)
         return false;
-    if (s[len - 1] == '.')
-        len--;
     size_t i = 0;
     while (i <= len) {
         size_t start = i;
@@ -413,7 +415,8 @@ static bool uri_ex(const char *s, size_t len, bool need_scheme, bool iri)
 {
     size_t i = 0;
     size_t k = 0;
-    while (k < len && (alpha(s[k]) || (k > 0 && (digit(s[k]) || s[k] == '+' || s[k] == '-' || s[k] == '.'))))
+    while (k < len &&
+           (alpha(s[k]) || (k > 0 && (digit(s[k]) || s[k] == '+' || s[k] == '-' || s[k] == '.'))))
         k++;
     if (k > 0 && k < len && s[k] == ':') {
         i = k + 1;
@@ -451,22 +454,67 @@ static bool uri_ex(const char *s, size_t len, bool need_scheme, bool iri)
     return i == len;
 }
 
-/* RFC 6570: literals and balanced {expressions}. */
+/* RFC 6570 section 2: literals, and expressions of varspecs. */
 static bool is_uri_template(const char *s, size_t len)
 {
-    bool open = false;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '{') {
-            if (open)
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%') {
+            if (i + 2 >= len || !hexdig(s[i + 1]) || !hexdig(s[i + 2]))
                 return false;
-            open = true;
-        } else if (s[i] == '}') {
-            if (!open)
-                return false;
-            open = false;
+            i += 3;
+            continue;
         }
+        if (c != '{') {
+            if (c <= 0x20 || c == 0x7f || strchr("\"<>\\^`|}", c))
+                return false;
+            i++;
+            continue;
+        }
+        i++;
+        if (i < len && strchr("+#./;?&", s[i]))
+            i++;
+        for (;;) { /* varspec: varname [ ":" max-length / "*" ] */
+            size_t start = i;
+            bool dot_ok = false;
+            while (i < len) {
+                char v = s[i];
+                if (alpha(v) || digit(v) || v == '_') {
+                    dot_ok = true;
+                    i++;
+                } else if (v == '%' && i + 2 < len && hexdig(s[i + 1]) && hexdig(s[i + 2])) {
+                    dot_ok = true;
+                    i += 3;
+                } else if (v == '.' && dot_ok) {
+                    dot_ok = false;
+                    i++;
+                } else {
+                    break;
+                }
+            }
+            if (i == start || !dot_ok)
+                return false;
+            if (i < len && s[i] == ':') {
+                size_t d = ++i;
+                while (i < len && digit(s[i]))
+                    i++;
+                if (i == d || i - d > 4 || s[d] == '0')
+                    return false;
+            } else if (i < len && s[i] == '*') {
+                i++;
+            }
+            if (i < len && s[i] == ',') {
+                i++;
+                continue;
+            }
+            break;
+        }
+        if (i >= len || s[i] != '}')
+            return false;
+        i++;
     }
-    return !open;
+    return true;
 }
 
 static bool is_uuid(const char *s, size_t len)

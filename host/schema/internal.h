@@ -35,7 +35,7 @@ enum {
 #define SN__DEFAULT_SUBSCHEMAS 10000
 #define SN__DEFAULT_STEPS      1000000
 #define SN__MAX_DEPTH_CAP      1000 /* max_depth is clamped to this (C stack of the scan) */
-#define SN__MAX_DOCUMENTS      64 /* documents fetched through the resolve callback */
+#define SN__MAX_DOCUMENTS      64   /* documents fetched through the resolve callback */
 #define SN__EVAL_DEPTH         1000 /* nested evaluations in one validation */
 #define SN__MATCH_LIMIT        1000000
 #define SN__DEPTH_LIMIT        10000
@@ -66,9 +66,10 @@ typedef struct sn__regex {
 } sn__regex;
 
 typedef struct sn__prop { /* one slot of the property hash table */
-    const char *name;      /* NULL: empty slot */
+    const char *name;     /* NULL: empty slot */
     size_t len;
     uint64_t hash;
+    uint64_t head;         /* the first 8 bytes of the name (sn__name_head) */
     const sn__node *child; /* properties/<name>, or NULL when only required */
     bool required;
 } sn__prop;
@@ -80,7 +81,9 @@ typedef struct sn__patprop {
 
 typedef struct sn__props { /* properties + patternProperties + additionalProperties + required */
     sn__prop *slots;
-    size_t mask; /* slots - 1; 0 with slots == NULL when there is no table */
+    size_t mask;          /* slots - 1; 0 with slots == NULL when there is no table */
+    const sn__prop *list; /* copies of the entries in schema order */
+    size_t nlist;
     const char **req;
     size_t *req_len;
     size_t nreq; /* required names, schema order */
@@ -193,9 +196,10 @@ enum {
 };
 
 struct sn__node {
-    const sn__op *ops;
+    const sn__op *ops; /* `type` is not an op: it is `types`, checked first */
     uint32_t nops;
-    uint32_t res; /* schema resource, for the dynamic scope */
+    uint32_t res;  /* schema resource, for the dynamic scope */
+    uint8_t types; /* SN__T_ANY when there is no `type` */
     uint8_t flags;
 };
 
@@ -238,6 +242,15 @@ int sn__cmp_int_double(json_int_t i, double d);
 int sn__json_equal(const json_t *a, const json_t *b, int depth);
 uint64_t sn__json_hash(const json_t *v, int depth);
 uint64_t sn__hash_bytes(const char *s, size_t len);
+
+/* The first (up to) 8 bytes of a name as one word, for quick comparison. */
+static inline uint64_t sn__name_head(const char *s, size_t len)
+{
+    uint64_t w = 0;
+    for (size_t i = 0; i < len && i < 8; i++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
 
 /* Writes `n` as JSON would print it (shortest round-trip for reals). */
 void sn__num_format(const sn__num *n, char *buf, size_t size);

@@ -107,7 +107,8 @@ static bool put_property(obuf *o, const char *p, size_t n)
         if ((klen == 2 && memcmp(p, "gc", 2) == 0) ||
             (klen == 16 && memcmp(p, "General_Category", 16) == 0))
             prefix = "";
-        else if ((klen == 2 && memcmp(p, "sc", 2) == 0) || (klen == 6 && memcmp(p, "Script", 6) == 0))
+        else if ((klen == 2 && memcmp(p, "sc", 2) == 0) ||
+                 (klen == 6 && memcmp(p, "Script", 6) == 0))
             prefix = "sc:";
         else if ((klen == 3 && memcmp(p, "scx", 3) == 0) ||
                  (klen == 17 && memcmp(p, "Script_Extensions", 17) == 0))
@@ -119,7 +120,8 @@ static bool put_property(obuf *o, const char *p, size_t n)
         return false;
     for (size_t i = 0; i < vlen; i++) {
         char c = val[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         if (!ok)
             return false;
     }
@@ -302,6 +304,17 @@ static const char *translate(const char *s, size_t n, obuf *o)
              * PCRE2_ALLOW_EMPTY_CLASS PCRE2 agrees. A literal ']' right after
              * '[' is not ECMA, so nothing else to do here. */
             continue;
+        }
+        if (c == '(' && i + 1 < n && s[i + 1] == '?') {
+            /* ECMA groups: (?: (?= (?! (?<= (?<! (?<name> and nothing else. */
+            const char *g = s + i + 2;
+            size_t left = n - i - 2;
+            bool ok = left >= 1 && (g[0] == ':' || g[0] == '=' || g[0] == '!');
+            if (!ok && left >= 2 && g[0] == '<')
+                ok = g[1] == '=' || g[1] == '!' || g[1] == '_' || (g[1] >= 'a' && g[1] <= 'z') ||
+                     (g[1] >= 'A' && g[1] <= 'Z') || g[1] == '$';
+            if (!ok)
+                return "unsupported group syntax";
         }
         if (c == '.') {
             puts_(o, "[^\\n\\r\\x{2028}\\x{2029}]");

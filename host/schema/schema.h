@@ -1,7 +1,8 @@
 /* JSON Schema draft 2020-12: compile a schema document once, validate JSON
  * values against it many times. Knows nothing of Lua, MCP or libuv.
  * A compiled sn_schema is immutable, so one may be shared by threads that
- * only validate. */
+ * only validate. README.md beside this file gives the keyword evaluation
+ * order (which failure is reported), the bounds and the regex notes. */
 #ifndef SN_SCHEMA_H
 #define SN_SCHEMA_H
 
@@ -17,10 +18,10 @@ typedef struct sn_schema sn_schema; /* opaque */
 typedef json_t *sn_schema_resolve_cb(void *ud, const char *uri);
 
 typedef struct sn_schema_options {
-    bool format_assertion;       /* `format` asserts (default: annotation only) */
-    size_t max_depth;            /* nesting of subschemas; 0 = default (64) */
-    size_t max_subschemas;       /* subschemas in one document; 0 = default (10000) */
-    size_t max_steps;            /* work units per validation; 0 = default (1000000) */
+    bool format_assertion;         /* `format` asserts (default: annotation only) */
+    size_t max_depth;              /* nesting of subschemas; 0 = default (64) */
+    size_t max_subschemas;         /* subschemas, all documents; 0 = default (10000) */
+    size_t max_steps;              /* work units per validation; 0 = default (1000000) */
     sn_schema_resolve_cb *resolve; /* NULL: only the document itself */
     void *resolve_ud;
 } sn_schema_options;
@@ -37,7 +38,8 @@ sn_err sn_schema_compile(const json_t *doc, const sn_schema_options *opts, sn_sc
  * ("" for the root) and the rule in diag->message, never the value (e.g.
  * "value is less than the minimum of 1"). The first failure in a fixed
  * order is reported, so the same input always gives the same message.
- * SN_ELIMIT when the work bound was hit. */
+ * SN_ELIMIT when the work bound was hit ("validation exceeded its work
+ * limit"); SN_ENOMEM only off the success path (README.md, "Allocation"). */
 sn_err sn_schema_validate(const sn_schema *schema, const json_t *instance, sn_diag *diag);
 
 void sn_schema_free(sn_schema *schema); /* NULL is fine */

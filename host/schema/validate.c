@@ -82,7 +82,8 @@ static void write_pointer(const loc *at, char *out, size_t cap)
     }
 }
 
-static bool fail(vctx *c, const loc *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(vctx *c, const loc *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static bool fail(vctx *c, const loc *at, const char *fmt, ...)
 {
@@ -182,25 +183,16 @@ static size_t children(const json_t *v)
 
 static unsigned type_bits(const json_t *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return SN__T_OBJECT;
-    case JSON_ARRAY:
-        return SN__T_ARRAY;
-    case JSON_STRING:
-        return SN__T_STRING;
-    case JSON_INTEGER:
-        return SN__T_INTEGER | SN__T_NUMBER;
-    case JSON_REAL: {
+    /* Indexed by json_type: OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL. */
+    static const uint8_t bits[] = {
+        SN__T_OBJECT, SN__T_ARRAY, SN__T_STRING, SN__T_INTEGER | SN__T_NUMBER,
+        SN__T_NUMBER, SN__T_BOOL,  SN__T_BOOL,   SN__T_NULL};
+    json_type t = json_typeof(v);
+    if (t == JSON_REAL) {
         double d = json_real_value(v);
         return d == floor(d) ? SN__T_INTEGER | SN__T_NUMBER : SN__T_NUMBER;
     }
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return SN__T_BOOL;
-    default:
-        return SN__T_NULL;
-    }
+    return (unsigned)t < sizeof bits ? bits[t] : SN__T_NULL;
 }
 
 static int num_cmp(const json_t *v, const sn__num *b)
@@ -358,6 +350,8 @@ static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, con
 
 static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const loc *at)
 {
+    if (!(n->types & SN__T_STRING))
+        return false;
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         if (!(op->on & SN__T_STRING))
             continue;
@@ -365,9 +359,6 @@ static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const
         switch (op->kind) {
         case SN__OP_FALSE:
             ok = false;
-            break;
-        case SN__OP_TYPE:
-            ok = op->u.types & SN__T_STRING;
             break;
         case SN__OP_CONST:
             ok = json_is_string(op->u.value) && json_string_length(op->u.value) == len &&
@@ -458,14 +449,33 @@ static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, con
  * Objects
  * ====================================================================== */
 
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] != b[i])
+            return false;
+    }
+    return true;
+}
+
 static const sn__prop *prop_lookup(const sn__props *p, const char *k, size_t len)
 {
+    uint64_t head = sn__name_head(k, len);
+    if (p->nlist <= 8) {
+        /* A few names: comparing beats hashing. */
+        for (size_t i = 0; i < p->nlist; i++) {
+            const sn__prop *s = &p->list[i];
+            if (s->head == head && s->len == len && (len <= 8 || same_bytes(s->name, k, len)))
+                return s;
+        }
+        return NULL;
+    }
     uint64_t h = sn__hash_bytes(k, len);
     for (size_t i = h & p->mask;; i = (i + 1) & p->mask) {
         const sn__prop *s = &p->slots[i];
         if (s->name == NULL)
             return NULL;
-        if (s->hash == h && s->len == len && memcmp(s->name, k, len) == 0)
+        if (s->hash == h && s->len == len && same_bytes(s->name, k, len))
             return s;
     }
 }
@@ -487,27 +497,89 @@ static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *
     return false;
 }
 
-static bool op_props(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
+/* properties, patternProperties, additionalProperties and (folded in)
+ * required, in the documented order: `required`, then `properties` in schema
+ * order, then patterns and additionalProperties per key in instance order.
+ *
+ * Pass 1: the declared names, in schema order, with direct lookups; counts
+ * the instance keys that `properties` covers in *declared. */
+static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const loc *at,
+                           size_t *declared)
+{
+    size_t found = 0;
+    *declared = 0;
+    for (size_t i = 0; i < p->nlist; i++) {
+        const sn__prop *s = &p->list[i];
+        const json_t *val = json_object_getn(v, s->name, s->len);
+        if (val == NULL)
+            continue;
+        found += s->required;
+        if (s->child == NULL)
+            continue;
+        ++*declared;
+        loc here = {at, s->name, s->len, 0};
+        if (!eval(c, s->child, val, &here, NULL))
+            return props_fail(c, p, v, at);
+    }
+    if (found < p->nreq)
+        return check_required(c, p, v, at);
+    return true;
+}
+
+/* Pass 2: every other key, in instance order, against patternProperties and
+ * additionalProperties. */
+static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *at)
+{
+    json_t *o = (json_t *)v; /* iteration does not modify */
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        const sn__prop *s = p->nlist ? prop_lookup(p, k, len) : NULL;
+        bool matched = s && s->child;
+        if (matched && p->npats == 0)
+            continue;
+        const json_t *val = json_object_iter_value(it);
+        loc here = {at, k, len, 0};
+        for (size_t pi = 0; pi < p->npats; pi++) {
+            int m = match(c, p->pats[pi].re, k, len, &here);
+            if (m < 0)
+                return false;
+            if (m == 0)
+                continue;
+            matched = true;
+            if (!eval(c, p->pats[pi].child, val, &here, NULL))
+                return false;
+        }
+        if (!matched && p->additional) {
+            if (p->additional_false)
+                return fail(c, at, "property \"%.*s\" is not allowed", (int)len, k);
+            if (!eval(c, p->additional, val, &here, NULL))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* With patterns or annotations: one quiet pass over the instance's keys
+ * that also marks annotations in `a`. */
+static bool props_scan(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
 {
     json_t *o = (json_t *)v; /* iteration does not modify */
     size_t found = 0, i = 0;
-    c->steps += json_object_size(v);
-    if (c->steps > c->max_steps)
-        return stop(c, at, SN_ELIMIT);
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
         const char *k = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
         const json_t *val = json_object_iter_value(it);
         loc here = {at, k, len, 0};
         bool matched = false;
-        if (p->slots) {
+        if (p->nlist) {
             const sn__prop *s = prop_lookup(p, k, len);
             if (s) {
                 found += s->required;
                 if (s->child) {
                     matched = true;
                     if (!eval(c, s->child, val, &here, NULL))
-                        return props_fail(c, p, v, at);
+                        return false;
                 }
             }
         }
@@ -519,23 +591,41 @@ static bool op_props(vctx *c, const sn__props *p, const json_t *v, const loc *at
                 continue;
             matched = true;
             if (!eval(c, p->pats[pi].child, val, &here, NULL))
-                return props_fail(c, p, v, at);
+                return false;
         }
         if (!matched && p->additional) {
-            if (p->additional_false) {
-                fail(c, at, "property \"%.*s\" is not allowed", (int)len, k);
-                return props_fail(c, p, v, at);
-            }
-            if (!eval(c, p->additional, val, &here, NULL))
-                return props_fail(c, p, v, at);
+            if (p->additional_false || !eval(c, p->additional, val, &here, NULL))
+                return false;
             matched = true;
         }
         if (matched && a)
             ann_mark(a, i);
     }
-    if (found < p->nreq)
-        return check_required(c, p, v, at);
-    return true;
+    return found == p->nreq;
+}
+
+static bool op_props(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
+{
+    size_t size = json_object_size(v);
+    c->steps += size;
+    if (c->steps > c->max_steps)
+        return stop(c, at, SN_ELIMIT);
+    size_t declared;
+    if (p->npats == 0 && a == NULL) {
+        /* Direct lookups are the fast path; the keys only need a walk when
+         * there are more of them than `properties` covers. */
+        if (!props_declared(c, p, v, at, &declared))
+            return false;
+        return p->additional == NULL || size == declared || props_rest(c, p, v, at);
+    }
+    c->quiet++;
+    bool ok = props_scan(c, p, v, at, a);
+    c->quiet--;
+    if (ok || c->abort || c->quiet)
+        return ok;
+    /* Evaluation is deterministic: the ordered passes fail too, and name the
+     * failure that comes first in the documented order. */
+    return props_declared(c, p, v, at, &declared) && props_rest(c, p, v, at);
 }
 
 static bool op_depreq(vctx *c, const sn__op *op, const json_t *v, const loc *at)
@@ -546,7 +636,8 @@ static bool op_depreq(vctx *c, const sn__op *op, const json_t *v, const loc *at)
             continue;
         char buf[400];
         if (missing_names(v, d->req, d->req_len, d->nreq, buf, sizeof buf))
-            return fail(c, at, "property \"%.*s\" requires properties: %s", (int)d->len, d->name, buf);
+            return fail(c, at, "property \"%.*s\" requires properties: %s", (int)d->len, d->name,
+                        buf);
     }
     return true;
 }
@@ -742,9 +833,8 @@ static bool op_if(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann
  * The op loop
  * ====================================================================== */
 
-static bool run_ops(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a)
+static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at, ann *a)
 {
-    unsigned tb = type_bits(v);
     char num[40];
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         if (!(op->on & tb))
@@ -752,10 +842,6 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, const loc *at, 
         switch (op->kind) {
         case SN__OP_FALSE:
             return fail(c, at, "value is not allowed");
-        case SN__OP_TYPE:
-            if (!(op->u.types & tb))
-                return fail(c, at, "value is not one of the declared JSON types");
-            break;
         case SN__OP_CONST: {
             int eq = sn__json_equal(v, op->u.value, EQ_DEPTH);
             if (eq < 0)
@@ -814,7 +900,8 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, const loc *at, 
         }
         case SN__OP_MAXLEN: {
             size_t len = json_string_length(v);
-            if (len > op->u.count && code_points(json_string_value(v), len, op->u.count) > op->u.count)
+            if (len > op->u.count &&
+                code_points(json_string_value(v), len, op->u.count) > op->u.count)
                 return fail(c, at, "value is longer than the maximum length of %zu", op->u.count);
             break;
         }
@@ -934,13 +1021,13 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, const loc *at, 
 
 /* A node with unevaluated* over a matching instance collects its own
  * annotations; on success everything counts as evaluated for the caller. */
-static bool run_own(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a)
+static bool run_own(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at, ann *a)
 {
     uint64_t buf[ANN_WORDS];
     ann own;
     if (!ann_init(c, &own, buf, children(v), at))
         return false;
-    bool ok = run_ops(c, n, v, at, &own);
+    bool ok = run_ops(c, n, v, tb, at, &own);
     ann_done(&own);
     if (ok && a)
         a->all = true;
@@ -951,6 +1038,11 @@ static bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann
 {
     if (n->flags & SN__NODE_TRUE)
         return true;
+    unsigned tb = type_bits(v);
+    if (!(n->types & tb))
+        return fail(c, at, "value is not one of the declared JSON types");
+    if (n->nops == 0)
+        return true; /* a leaf such as {"type":"string"} */
     if (++c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
         return stop(c, at, SN_ELIMIT);
     scope f = {c->scope, n->res};
@@ -958,9 +1050,9 @@ static bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann
     if (saved == NULL || saved->res != n->res)
         c->scope = &f;
     c->depth++;
-    bool own = ((n->flags & SN__NODE_UNEVAL_PROPS) && json_is_object(v)) ||
-               ((n->flags & SN__NODE_UNEVAL_ITEMS) && json_is_array(v));
-    bool ok = own ? run_own(c, n, v, at, a) : run_ops(c, n, v, at, a);
+    bool own = ((n->flags & SN__NODE_UNEVAL_PROPS) && (tb & SN__T_OBJECT)) ||
+               ((n->flags & SN__NODE_UNEVAL_ITEMS) && (tb & SN__T_ARRAY));
+    bool ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
     c->depth--;
     c->scope = saved;
     return ok;
