@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "lua/runtime.h"
 #include "proto/engine.h"
+#include "transport/http.h"
 #include "transport/stdio.h"
 
 static const char usage[] =
@@ -119,18 +120,93 @@ static int cmd_call(int argc, char **argv)
     return rc;
 }
 
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" into host (may stay NULL) and port. */
+static int parse_listen(const char *arg, char *host, size_t hsize, int *port)
+{
+    const char *colon = arg[0] == '[' ? strstr(arg, "]:") : strrchr(arg, ':');
+    if (colon == NULL)
+        return -1;
+    if (arg[0] == '[')
+        colon++;
+    char *end = NULL;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535 || (size_t)(colon - arg) >= hsize)
+        return -1;
+    snprintf(host, hsize, "%.*s", (int)(colon - arg), arg);
+    *port = (int)p;
+    return 0;
+}
+
+/* Streamable HTTP: the command line's HOST:PORT wins over server.lua's
+ * http = { host, port, path }, which wins over 127.0.0.1:8765/mcp. */
+static int serve_http(const char *dir, const char *listen, const char *workers, int watch)
+{
+    char host[256] = "";
+    int port = -1;
+    if (listen && parse_listen(listen, host, sizeof host, &port)) {
+        fprintf(stderr, "snodo: serve: --http wants HOST:PORT, got \"%s\"\n", listen);
+        return 2;
+    }
+    if (workers)
+        sn_log(SN_LOG_INFO, "--workers %s: one worker for now (multi-worker serving is not built)",
+               workers);
+    sn_runtime *rt = load(dir);
+    if (rt == NULL)
+        return 1;
+    const sn_server *srv = &sn_runtime_catalog(rt)->server;
+    const sn_http_options *o = &srv->http;
+    if (host[0] == '\0')
+        snprintf(host, sizeof host, "%s", o->host[0] ? o->host : "127.0.0.1");
+    if (port < 0)
+        port = o->port > 0 ? o->port : 8765;
+    sn_http_config cfg = {
+        .host = host,
+        .port = port,
+        .path = o->path[0] ? o->path : "/mcp",
+        .options = o,
+        .max_body = srv->max_message_bytes,
+        .handle_signals = true,
+        .watch = watch,
+    };
+    sn_engine *engine = NULL;
+    sn_http_server *http = NULL;
+    int rc = 1;
+    if (sn_engine_create(rt, &engine) != SN_OK)
+        goto done;
+    int err = sn_http_create(engine, &cfg, &http);
+    if (err < 0) {
+        fprintf(stderr, "snodo: serve: cannot listen on %s:%d: %s\n", cfg.host, cfg.port,
+                sn_http_strerror(err));
+        goto done;
+    }
+    const char *fmt = strchr(cfg.host, ':') && cfg.host[0] != '[' ? "[%s]" : "%s";
+    char shown[300];
+    snprintf(shown, sizeof shown, fmt, cfg.host);
+    sn_log(SN_LOG_INFO, "serving %s over HTTP at http://%s:%d%s", dir, shown, sn_http_port(http),
+           cfg.path);
+    rc = sn_http_run(http) ? 1 : 0;
+    sn_log(SN_LOG_INFO, "stopped");
+done:
+    sn_http_free(http);
+    sn_engine_free(engine);
+    sn_runtime_free(rt);
+    return rc;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     const char *dir = "components";
-    int use_stdio = 0;
+    const char *listen = NULL, *workers = NULL;
+    int use_stdio = 0, watch = 1;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--stdio") == 0) {
             use_stdio = 1;
         } else if (strcmp(argv[i], "--no-watch") == 0) {
-            /* hot reload is not built yet: every serve is --no-watch */
-        } else if ((strcmp(argv[i], "--http") == 0 || strcmp(argv[i], "--workers") == 0) &&
-                   i + 1 < argc) {
-            i++;
+            watch = 0; /* SIGHUP still reloads */
+        } else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
+            listen = argv[++i];
+        } else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
+            workers = argv[++i];
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "snodo: serve: unknown option %s\n%s", argv[i], usage);
             return 2;
@@ -138,10 +214,12 @@ static int cmd_serve(int argc, char **argv)
             dir = argv[i];
         }
     }
-    if (!use_stdio) {
-        fputs("snodo: serve: the HTTP transport is not built yet; use --stdio\n", stderr);
+    if (use_stdio && listen) {
+        fprintf(stderr, "snodo: serve: choose one of --stdio and --http\n%s", usage);
         return 2;
     }
+    if (!use_stdio)
+        return serve_http(dir, listen, workers, watch);
     int out_fd = claim_stdout();
     sn_runtime *rt = load(dir);
     if (rt == NULL)
@@ -152,7 +230,8 @@ static int cmd_serve(int argc, char **argv)
         return 1;
     }
     sn_log(SN_LOG_INFO, "serving %s over stdio", dir);
-    sn_stdio_options opts = {.max_line = sn_runtime_catalog(rt)->server.max_message_bytes};
+    sn_stdio_options opts = {.max_line = sn_runtime_catalog(rt)->server.max_message_bytes,
+                             .watch = watch};
     int rc = sn_stdio_serve(engine, STDIN_FILENO, out_fd, &opts);
     sn_engine_free(engine);
     sn_runtime_free(rt);

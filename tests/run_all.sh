@@ -3,8 +3,10 @@
 #   1. Criterion unit tests, one program per module (ASan + UBSan build)
 #   2. wire transcripts over stdio against the real binary (in the unit run: tests/wire)
 #   3. busted specs (spec/) with the snodo Lua module
-#   4. the official TypeScript client over stdio (Node 22 from npm)
+#   4. the official TypeScript client over stdio and HTTP (Node 22 from npm)
 #   5. fuzz corpus replays (ctest)
+#   6. the official MCP conformance suite over HTTP, scored against
+#      tests/conformance/expected-failures.txt (its own summary is not last)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,7 +27,7 @@ fail_layer() { # a layer that could not run counts as one failure
 echo "== build (sanitizers: address, undefined)"
 cmake -S "$ROOT" -B "$ASAN" -DSN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >"$LOG/cmake-asan.log" 2>&1 &&
   cmake --build "$ASAN" -j"$(nproc)" >"$LOG/build-asan.log" 2>&1 || {
-  tail -40 "$LOG/build-asan.log" "$LOG/cmake-asan.log" >&2
+  tail -n 40 "$LOG/build-asan.log" "$LOG/cmake-asan.log" >&2
   fail_layer "sanitizer build"
   echo "$passed passed, $failed failed"
   exit 1
@@ -39,7 +41,9 @@ cmake -S "$ROOT" -B "$REL" -DCMAKE_BUILD_TYPE=Release >"$LOG/cmake-rel.log" 2>&1
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$ROOT/tests/lsan.supp
 export SNODO_BIN=$ASAN/snodo
+export SNODO_RELEASE_BIN=$REL/snodo
 
 echo "== unit and wire tests (Criterion)"
 for t in "$ASAN"/sn_test_*; do
@@ -78,6 +82,7 @@ done
 echo "== fuzz corpus replays (ctest)"
 if (cd "$ASAN" && ctest -R '^fuzz_' --output-on-failure >"$LOG/ctest-fuzz.log" 2>&1); then
   n=$(grep -cE 'Test +#[0-9]+: fuzz_.*Passed' "$LOG/ctest-fuzz.log" || true)
+  echo "fuzz replays: $n corpora replayed clean"
   count "$n" 0
 else
   tail -30 "$LOG/ctest-fuzz.log" >&2
@@ -88,7 +93,9 @@ fi
 echo "== Lua specs (busted)"
 export LUA_CPATH="$REL/?.so;;"
 busted_out="$LOG/busted.log"
-lua5.4 /usr/bin/busted --lpath="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua" spec >"$busted_out" 2>&1
+# snodo.so embeds lua/: no --lpath, or busted would load lua/snodo/testing.lua
+# as a plain file instead of through the module's C loader
+lua5.4 /usr/bin/busted spec >"$busted_out" 2>&1
 line=$(grep -aE '^[0-9]+ successes? / [0-9]+ failures? / [0-9]+ errors?' "$busted_out" | tail -1)
 if [ -z "$line" ]; then
   tail -30 "$busted_out" >&2
@@ -102,7 +109,7 @@ else
   count "$s" $((f + e))
 fi
 
-echo "== official TypeScript client over stdio"
+echo "== official TypeScript client over stdio and HTTP"
 if [ -f "$ROOT/tests/client/run.sh" ]; then
   client_out="$LOG/client.log"
   SNODO_BIN=$REL/snodo bash "$ROOT/tests/client/run.sh" "$ROOT/build/node" >"$client_out" 2>&1
@@ -114,6 +121,25 @@ if [ -f "$ROOT/tests/client/run.sh" ]; then
   else
     echo "client: $p passed, $f failed"
     [ "$f" -gt 0 ] && grep -aE 'not ok|Error|expected|actual' "$client_out" | head -40 >&2
+    count "$p" "$f"
+  fi
+fi
+
+echo "== official MCP conformance suite over HTTP (both requirement sets)"
+if [ -f "$ROOT/tests/conformance/run.sh" ]; then
+  conf_out="$LOG/conformance.log"
+  SNODO_BIN=$ASAN/snodo SNODO_NODE_CACHE=$ROOT/build/node \
+    sh "$ROOT/tests/conformance/run.sh" "$ROOT/build/conformance" >"$conf_out" 2>&1
+  line=$(grep -aE '^conformance: [0-9]+ passed' "$conf_out" | tail -1)
+  if [ -z "$line" ]; then
+    tail -30 "$conf_out" >&2
+    fail_layer "conformance (no summary)"
+  else
+    grep -aE '^[0-9-]+: [0-9]+ passed' "$conf_out"
+    echo "$line"
+    p=$(sed -E 's/^conformance: ([0-9]+) passed.*/\1/' <<<"$line")
+    f=$(sed -E 's/.* ([0-9]+) failed$/\1/' <<<"$line")
+    [ "$f" -gt 0 ] && grep -aE '^(FAIL|XPASS|STALE)' "$conf_out" | head -40 >&2
     count "$p" "$f"
   fi
 fi

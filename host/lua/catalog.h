@@ -59,6 +59,7 @@ typedef struct sn_component {
     /* completion (prompts and resource templates) */
     json_t *completion_arguments; /* array of names, or NULL */
     int complete_ref;             /* complete(c, ctx), or LUA_NOREF */
+    unsigned long long hash;      /* of what lists and reads show (reload diffs) */
 } sn_component;
 
 typedef struct sn_component_list {
@@ -112,6 +113,7 @@ typedef struct sn_catalog {
     sn_component_list custom;        /* templates served by matches(uri), in name order */
     bool completions;                /* some component completes */
     unsigned long long hash;         /* of everything the lists show: binds cursors */
+    unsigned long long server_hash;  /* of the server options clients see */
 } sn_catalog;
 
 /* Finds a component by exact name (binary search). NULL when absent. */

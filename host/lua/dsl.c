@@ -1247,7 +1247,11 @@ static json_t *build_prompt_arguments(build *b, int spec, lua_Integer npos)
                 json_object_set_new(arg, "required", json_boolean(lua_toboolean(L, -1)));
         }
         lua_pop(L, 4);
-        if (b->err[0] || json_array_append_new(list, arg)) {
+        if (b->err[0]) {
+            json_decref(arg);
+            json_decref(list);
+            list = NULL;
+        } else if (json_array_append_new(list, arg)) { /* takes arg, also on failure */
             json_decref(list);
             list = NULL;
         }

@@ -1,4 +1,12 @@
-/* Loading a server directory into a fresh Lua VM. */
+/* Loading a server directory into a Lua VM, and reloading it.
+ *
+ * A runtime is one VM and a current snapshot: the catalog one load of the
+ * directory declared. A reload runs every file again, in fresh _ENVs, in the
+ * same VM, into a new catalog; only when all of it succeeds does the new
+ * snapshot become current. The old one stays alive while requests pin it
+ * (sn_runtime_acquire) and its handlers are unpinned from the registry when
+ * the last one lets go. Keeping the VM is what keeps session assigns alive
+ * across reloads; module-level state of component files is rebuilt. */
 #include "lua/runtime.h"
 
 #include <dirent.h>
@@ -15,11 +23,17 @@
 #include "lua/embedded.h"
 #include "lua/internal.h"
 
+typedef struct snapshot {
+    sn_catalog catalog; /* first: a catalog pointer is its snapshot's */
+    int pins;           /* the runtime's own, plus one per request holding it */
+} snapshot;
+
 struct sn_runtime {
     lua_State *L;
-    sn_catalog catalog;
+    snapshot *current;
     sn__loader loader; /* the DSL's upvalue points here: lives as long as L */
     char *dir;
+    int stash_ref; /* package.loaded entries put aside during a reload */
 };
 
 /* ==== components and lists =============================================== */
@@ -342,6 +356,47 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
     return 0;
 }
 
+static uint64_t bytes_hash(const char *p, uint64_t h)
+{
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL; /* FNV-1a */
+    return (h ^ 0xff) * 1099511628211ULL;
+}
+
+/* Hashes `v` (takes it) as canonical JSON. */
+static uint64_t json_hash(json_t *v, uint64_t h)
+{
+    char *text = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
+    h = bytes_hash(text ? text : "", h);
+    sn_free(text);
+    json_decref(v);
+    return h;
+}
+
+/* What a list or a read shows of a component, and which handler serves it. */
+static uint64_t component_hash(size_t kind, const sn_component *x)
+{
+    uint64_t h = (1469598103934665603ULL ^ kind) * 1099511628211ULL;
+    h = bytes_hash(x->name, h);
+    h = bytes_hash(x->uri ? x->uri : x->uri_template ? x->uri_template : "", h);
+    const json_t *parts[] = {x->title,       x->description,   x->icons,
+                             x->meta,        x->annotations,   x->input_schema,
+                             x->output_schema, x->mime_type,   x->size,
+                             x->arguments,   x->completion_arguments};
+    for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++)
+        h = json_hash(parts[j] ? json_incref((json_t *)parts[j]) : NULL, h);
+    return h;
+}
+
+/* The server options that clients see (identity, capabilities' inputs). */
+static json_t *server_json(const sn_server *s)
+{
+    return json_pack("{sssss*s*s*s*sisi}", "name", s->name, "version", s->version, "title",
+                     s->title, "instructions", s->instructions, "website", s->website_url,
+                     "icons", s->icons, "protocols", (int)s->protocols, "page",
+                     (int)s->page_size);
+}
+
 /* Sorts the lists, indexes resources by URI and templates by shape, and
  * hashes what the lists show (cursors are bound to that hash). */
 static int index_catalog(sn_catalog *c)
@@ -368,22 +423,12 @@ static int index_catalog(sn_catalog *c)
                 return -1;
             if (x->complete_ref != LUA_NOREF)
                 c->completions = true;
-            const json_t *parts[] = {x->title,         x->description, x->icons,
-                                     x->meta,          x->annotations, x->input_schema,
-                                     x->output_schema, x->mime_type,   x->arguments};
-            h = (h ^ (unsigned char)k) * 1099511628211ULL;
-            for (const char *p = x->name; *p; p++)
-                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-            for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++) {
-                char *text = parts[j] ? json_dumps(parts[j], JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-                for (const char *p = text ? text : ""; *p; p++)
-                    h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-                h = (h ^ 0xff) * 1099511628211ULL;
-                sn_free(text);
-            }
+            x->hash = component_hash(k, x);
+            h = (h ^ x->hash) * 1099511628211ULL;
         }
     }
     c->hash = h;
+    c->server_hash = json_hash(server_json(&c->server), 1469598103934665603ULL);
     return 0;
 }
 
@@ -418,10 +463,57 @@ typedef struct load_job {
 /* Sets up the VM and runs every file, protected as a whole (lua.c pmain):
  * an allocation failure unwinds to sn_runtime_load, not to the panic
  * handler. [-0, +0, m] */
-static int load_all(lua_State *L)
+/* Names in package.loaded after setup: the standard library and snodo. A
+ * reload forgets every other module, so helpers next to the components are
+ * required afresh; a failed reload puts them back. [-0, +0, m] */
+static void forget_modules(lua_State *L, sn_runtime *rt)
 {
-    load_job *job = lua_touserdata(L, 1);
-    sn_runtime *rt = job->rt;
+    static const char *const keep[] = {"_G",   "package", "coroutine", "table", "io",
+                                       "os",   "string",  "math",      "utf8",  "debug",
+                                       "snodo", NULL};
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_newtable(L); /* the stash */
+    lua_pushnil(L);
+    while (lua_next(L, -3)) {
+        int kept = 0;
+        if (lua_type(L, -2) == LUA_TSTRING)
+            for (int i = 0; keep[i] && !kept; i++)
+                kept = strcmp(lua_tostring(L, -2), keep[i]) == 0;
+        if (kept) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4); /* stash[key] = value */
+    }
+    lua_pushnil(L);
+    while (lua_next(L, -2)) { /* clear what was stashed */
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_pushnil(L);
+        lua_rawset(L, -5);
+    }
+    rt->stash_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the stash */
+    lua_pop(L, 1);
+}
+
+/* After a failed reload: the modules of the live snapshot come back. */
+static void restore_modules(lua_State *L, sn_runtime *rt)
+{
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, rt->stash_ref);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -5);
+    }
+    lua_pop(L, 2);
+}
+
+static void vm_setup(lua_State *L, sn_runtime *rt)
+{
     luaL_openlibs(L);
     lua_pushcfunction(L, stderr_print);
     lua_setglobal(L, "print");
@@ -438,6 +530,16 @@ static int load_all(lua_State *L)
     lua_concat(L, 2);
     lua_setfield(L, -2, "path");
     lua_pop(L, 1);
+}
+
+static int load_all(lua_State *L)
+{
+    load_job *job = lua_touserdata(L, 1);
+    sn_runtime *rt = job->rt;
+    if (rt->current == NULL)
+        vm_setup(L, rt);
+    else
+        forget_modules(L, rt);
     for (size_t i = 0; i < job->files->count; i++) {
         if (load_file(rt, job->files->paths[i], job->diag)) {
             job->failed = 1;
@@ -447,9 +549,9 @@ static int load_all(lua_State *L)
     return 0;
 }
 
-static void set_defaults(sn_runtime *rt, const char *dir)
+static void set_defaults(sn_catalog *c)
 {
-    sn_server *s = &rt->catalog.server;
+    sn_server *s = &c->server;
     s->protocols = SN_PROTO_ALL;
     s->page_size = 100;
     s->max_message_bytes = 4u << 20;
@@ -458,12 +560,11 @@ static void set_defaults(sn_runtime *rt, const char *dir)
     /* cache hints: lists change only on reload, so a minute is safe */
     sn_cache_hint list = {60000, "public"};
     s->tools_cache = s->prompts_cache = s->resources_cache = s->discovery_cache = list;
-    (void)dir;
 }
 
-static int finish_defaults(sn_runtime *rt)
+static int finish_defaults(sn_runtime *rt, sn_catalog *c)
 {
-    sn_server *s = &rt->catalog.server;
+    sn_server *s = &c->server;
     if (s->name == NULL) {
         const char *base = strrchr(rt->dir, '/');
         base = base && base[1] ? base + 1 : rt->dir;
@@ -474,23 +575,35 @@ static int finish_defaults(sn_runtime *rt)
     return s->name && s->version ? 0 : -1;
 }
 
-sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
+static void free_files(file_list *files)
+{
+    for (size_t i = 0; i < files->count; i++)
+        sn_free(files->paths[i]);
+    sn_free(files->paths);
+    memset(files, 0, sizeof *files);
+}
+
+static void snapshot_free(lua_State *L, snapshot *snap)
+{
+    if (snap == NULL)
+        return;
+    sn__catalog_clear(L, &snap->catalog);
+    sn_free(snap);
+}
+
+/* Runs every file of the directory into a new snapshot. On SN_OK `*out` is
+ * owned (one pin); on failure nothing of the attempt is left in the VM. */
+static sn_err build(sn_runtime *rt, snapshot **out, sn_diag *diag)
 {
     sn_err err = SN_ENOMEM;
     file_list files = {0};
-    sn_runtime *rt = sn_calloc(1, sizeof *rt);
-    if (rt == NULL)
+    snapshot *snap = sn_calloc(1, sizeof *snap);
+    if (snap == NULL)
         return SN_ENOMEM;
-    size_t dlen = strlen(dir);
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
-    if ((rt->dir = sn_strndup(dir, dlen)) == NULL)
-        goto fail;
-    rt->loader.catalog = &rt->catalog;
-    rt->loader.dir = rt->dir;
-    set_defaults(rt, dir);
-    if ((rt->L = lua_newstate(vm_alloc, NULL)) == NULL)
-        goto fail;
+    snap->pins = 1;
+    set_defaults(&snap->catalog);
+    rt->loader.catalog = &snap->catalog;
+    rt->loader.server_seen = false;
     int rc = collect(rt->dir, "", &files, 0);
     if (rc == -1) {
         sn_diag_set(diag, "%s: cannot read the directory: %s", rt->dir, strerror(errno));
@@ -502,41 +615,149 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     qsort(files.paths, files.count, sizeof *files.paths, by_path);
     load_job job = {rt, &files, diag, 0};
     lua_State *L = rt->L;
+    int reloading = rt->current != NULL;
     lua_pushcfunction(L, load_all);
     lua_pushlightuserdata(L, &job);
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK)
-        goto fail; /* only an allocation failure gets here */
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        lua_pop(L, 1);
+        job.failed = 2; /* only an allocation failure gets here */
+    }
+    if (reloading) {
+        if (job.failed)
+            restore_modules(L, rt);
+        luaL_unref(L, LUA_REGISTRYINDEX, rt->stash_ref);
+        rt->stash_ref = LUA_NOREF;
+    }
     if (job.failed) {
+        err = job.failed == 1 ? SN_ELOAD : SN_ENOMEM;
+        goto fail;
+    }
+    if (finish_defaults(rt, &snap->catalog) || index_catalog(&snap->catalog))
+        goto fail;
+    if (check_overlaps(&snap->catalog, diag)) {
         err = SN_ELOAD;
         goto fail;
     }
-    if (finish_defaults(rt) || index_catalog(&rt->catalog))
-        goto fail;
-    if (check_overlaps(&rt->catalog, diag)) {
-        err = SN_ELOAD;
-        goto fail;
-    }
-    lua_gc(L, LUA_GCCOLLECT);
-    for (size_t i = 0; i < files.count; i++)
-        sn_free(files.paths[i]);
-    sn_free(files.paths);
-    *out = rt;
+    free_files(&files);
+    rt->loader.catalog = rt->current ? &rt->current->catalog : NULL;
+    *out = snap;
     return SN_OK;
 fail:
-    for (size_t i = 0; i < files.count; i++)
-        sn_free(files.paths[i]);
-    sn_free(files.paths);
+    free_files(&files);
     if (err == SN_ENOMEM)
-        sn_diag_set(diag, "out of memory while loading %s", dir);
-    sn_runtime_free(rt);
+        sn_diag_set(diag, "out of memory while loading %s", rt->dir);
+    snapshot_free(rt->L, snap);
+    rt->loader.catalog = rt->current ? &rt->current->catalog : NULL;
     return err;
+}
+
+sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
+{
+    sn_runtime *rt = sn_calloc(1, sizeof *rt);
+    if (rt == NULL)
+        return SN_ENOMEM;
+    rt->stash_ref = LUA_NOREF;
+    size_t dlen = strlen(dir);
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
+    if ((rt->dir = sn_strndup(dir, dlen)) == NULL ||
+        (rt->L = lua_newstate(vm_alloc, NULL)) == NULL) {
+        sn_diag_set(diag, "out of memory while loading %s", dir);
+        sn_runtime_free(rt);
+        return SN_ENOMEM;
+    }
+    rt->loader.dir = rt->dir;
+    sn_err err = build(rt, &rt->current, diag);
+    if (err) {
+        sn_runtime_free(rt);
+        return err;
+    }
+    lua_gc(rt->L, LUA_GCCOLLECT);
+    *out = rt;
+    return SN_OK;
+}
+
+/* ---- reload ---- */
+
+/* "added tool a, removed prompt b, changed tool c" between two lists. */
+static bool diff_list(const sn_component_list *old, const sn_component_list *new,
+                      const char *kind, char *out, size_t size, size_t *len)
+{
+    bool changed = false;
+    size_t i = 0, j = 0;
+    while (i < old->count || j < new->count) {
+        int cmp = i == old->count   ? 1
+                  : j == new->count ? -1
+                                    : strcmp(old->items[i]->name, new->items[j]->name);
+        const char *what = NULL, *name = NULL;
+        if (cmp < 0) {
+            what = "removed", name = old->items[i++]->name;
+        } else if (cmp > 0) {
+            what = "added", name = new->items[j++]->name;
+        } else {
+            if (old->items[i]->hash != new->items[j]->hash)
+                what = "changed", name = new->items[j]->name;
+            i++, j++;
+        }
+        if (what == NULL)
+            continue;
+        changed = true;
+        if (*len < size)
+            *len += (size_t)snprintf(out + *len, size - *len, "%s%s %s %s", *len ? ", " : "",
+                                     what, kind, name);
+    }
+    return changed;
+}
+
+sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag)
+{
+    memset(report, 0, sizeof *report);
+    snapshot *next = NULL;
+    sn_err err = build(rt, &next, diag);
+    if (err)
+        return err; /* the live snapshot is untouched */
+    const sn_catalog *old = &rt->current->catalog, *new = &next->catalog;
+    size_t len = 0;
+    char *out = report->summary;
+    size_t size = sizeof report->summary;
+    report->tools_changed = diff_list(&old->tools, &new->tools, "tool", out, size, &len);
+    report->prompts_changed = diff_list(&old->prompts, &new->prompts, "prompt", out, size, &len);
+    bool direct = diff_list(&old->resources, &new->resources, "resource", out, size, &len);
+    bool templated =
+        diff_list(&old->templates, &new->templates, "resource template", out, size, &len);
+    report->resources_changed = direct || templated;
+    report->server_changed = old->server_hash != new->server_hash;
+    if (report->server_changed && len < size)
+        len += (size_t)snprintf(out + len, size - len, "%sserver options changed",
+                                len ? ", " : "");
+    if (len == 0)
+        snprintf(out, size, "no visible change");
+    snapshot *prev = rt->current;
+    rt->current = next;
+    rt->loader.catalog = &next->catalog;
+    sn_runtime_release(rt, &prev->catalog); /* the runtime's pin on the old one */
+    return SN_OK;
+}
+
+const sn_catalog *sn_runtime_acquire(sn_runtime *rt)
+{
+    rt->current->pins++;
+    return &rt->current->catalog;
+}
+
+void sn_runtime_release(sn_runtime *rt, const sn_catalog *cat)
+{
+    snapshot *snap = (snapshot *)cat;
+    if (--snap->pins == 0)
+        snapshot_free(rt->L, snap);
 }
 
 void sn_runtime_free(sn_runtime *rt)
 {
     if (rt == NULL)
         return;
-    sn__catalog_clear(NULL, &rt->catalog); /* the VM goes away whole */
+    if (rt->current)
+        snapshot_free(NULL, rt->current); /* the VM goes away whole */
     if (rt->L)
         lua_close(rt->L);
     sn_free(rt->dir);
@@ -545,7 +766,12 @@ void sn_runtime_free(sn_runtime *rt)
 
 const sn_catalog *sn_runtime_catalog(const sn_runtime *rt)
 {
-    return &rt->catalog;
+    return &rt->current->catalog;
+}
+
+const char *sn_runtime_dir(const sn_runtime *rt)
+{
+    return rt->dir;
 }
 
 lua_State *sn_runtime_lua(sn_runtime *rt)
@@ -555,7 +781,7 @@ lua_State *sn_runtime_lua(sn_runtime *rt)
 
 void sn_runtime_describe(const sn_runtime *rt, FILE *out)
 {
-    const sn_catalog *c = &rt->catalog;
+    const sn_catalog *c = &rt->current->catalog;
     fprintf(out, "server %s %s\n", c->server.name, c->server.version);
     const struct {
         const char *label;

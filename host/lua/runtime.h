@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 #include <lua.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "core/err.h"
 #include "lua/catalog.h"
@@ -20,9 +22,28 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag);
 
 void sn_runtime_free(sn_runtime *rt); /* NULL is fine */
 
-/* Valid until sn_runtime_free. */
+/* What a successful reload changed, for list_changed notifications and the
+ * reload log line. */
+typedef struct sn_reload_report {
+    bool tools_changed, resources_changed, prompts_changed, server_changed;
+    char summary[1024]; /* "added tool a, removed prompt b, changed tool c" */
+} sn_reload_report;
+
+/* Loads the directory again into a new snapshot in the same VM. On SN_OK
+ * the new snapshot is current and `report` says what changed; on any error
+ * nothing changed (the live snapshot keeps serving) and `diag` says why, as
+ * for sn_runtime_load. Not thread-safe against requests on the same runtime. */
+sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag);
+
+/* The current catalog. Valid until the next reload: a request that may
+ * outlive one pins the snapshot with sn_runtime_acquire and lets go with
+ * sn_runtime_release (the catalog stays valid in between). */
 const sn_catalog *sn_runtime_catalog(const sn_runtime *rt);
+const sn_catalog *sn_runtime_acquire(sn_runtime *rt);
+void sn_runtime_release(sn_runtime *rt, const sn_catalog *cat);
+
 lua_State *sn_runtime_lua(sn_runtime *rt);
+const char *sn_runtime_dir(const sn_runtime *rt); /* as given to sn_runtime_load */
 
 /* Writes the catalog as a human-readable listing (for `snodo check`). */
 void sn_runtime_describe(const sn_runtime *rt, FILE *out);

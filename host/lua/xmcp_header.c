@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define KEY        "x-mcp-header"
-#define MAX_DEPTH  64
-#define MAX_SEEN   64
+#define KEY       "x-mcp-header"
+#define MAX_DEPTH 64
+#define MAX_SEEN  64
 
 typedef struct walk {
     char *err;
@@ -76,7 +76,7 @@ static bool mirrorable_type(const json_t *type)
 /* The value-carrying keywords: their contents are data, not schemas. */
 static bool data_keyword(const char *k)
 {
-    static const char *const data[] = {"enum", "const", "default", "examples", "required",
+    static const char *const data[] = {"enum", "const", "default",  "examples", "required",
                                        KEY,    "type",  "$comment", NULL};
     for (size_t i = 0; data[i]; i++)
         if (strcmp(data[i], k) == 0)

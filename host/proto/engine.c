@@ -200,14 +200,18 @@ void sn__add_cache_hint(sn__request *r, json_t *result, const sn_cache_hint *hin
 
 static json_t *server_capabilities(const sn__request *r)
 {
-    const sn_catalog *c = sn_runtime_catalog(r->engine->rt);
+    const sn_catalog *c = r->cat;
     json_t *caps = json_object();
+    /* listChanged: a reload announces what changed to initialize-era
+     * sessions; 2026-07-28 would hear it on subscriptions/listen, which is
+     * not served yet, so it is not promised there */
+    const char *list_caps = r->stateless ? "{}" : "{sb}";
     if (c->tools.count)
-        json_object_set_new(caps, "tools", json_object());
+        json_object_set_new(caps, "tools", json_pack(list_caps, "listChanged", 1));
     if (c->resources.count || c->templates.count)
-        json_object_set_new(caps, "resources", json_object());
+        json_object_set_new(caps, "resources", json_pack(list_caps, "listChanged", 1));
     if (c->prompts.count)
-        json_object_set_new(caps, "prompts", json_object());
+        json_object_set_new(caps, "prompts", json_pack(list_caps, "listChanged", 1));
     if (c->completions)
         json_object_set_new(caps, "completions", json_object());
     if (!r->stateless)
@@ -220,7 +224,7 @@ static json_t *server_capabilities(const sn__request *r)
 /* Implementation: name, version, and from 2025-11-25 on the newer fields. */
 static json_t *server_info(const sn__request *r)
 {
-    const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
+    const sn_server *s = &r->cat->server;
     json_t *info = json_pack("{ssss}", "name", s->name, "version", s->version);
     if (s->title)
         json_object_set(info, "title", s->title);
@@ -261,7 +265,7 @@ static void on_initialize(sn__request *r)
         sn__reply_error(r, -32600, "Invalid Request: the session is already initialized", NULL);
         return;
     }
-    unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
+    unsigned on = r->cat->server.protocols;
     const char *asked = json_string_value(json_object_get(r->params, "protocolVersion"));
     const char *chosen = NULL;
     for (size_t i = 0; i < N_VERSIONS; i++) {
@@ -297,7 +301,7 @@ static void on_initialize(sn__request *r)
     if (r->out)
         r->out->initialized = true;
 
-    const sn_server *srv = &sn_runtime_catalog(r->engine->rt)->server;
+    const sn_server *srv = &r->cat->server;
     sn_frame frame;
     sn__frame_init(r, &frame);
     sn_call_init(r->engine->rt, &frame);
@@ -334,7 +338,7 @@ static void on_notification(sn__request *r)
 
 static void on_discover(sn__request *r)
 {
-    const sn_server *s = &sn_runtime_catalog(r->engine->rt)->server;
+    const sn_server *s = &r->cat->server;
     json_t *result =
         json_pack("{sososo}", "supportedVersions", supported_versions(r->engine), "capabilities",
                   server_capabilities(r), "serverInfo", server_info(r));
@@ -444,7 +448,7 @@ static bool check_modern(sn__request *r)
         sn__reply_error(r, -32602, "Invalid params: missing required _meta field " META_CAPS, NULL);
         return false;
     }
-    unsigned on = sn_runtime_catalog(r->engine->rt)->server.protocols;
+    unsigned on = r->cat->server.protocols;
     if (sn__header_version(r))
         v = sn__header_version(r); /* DIGEST A4: judged on the header; equality comes next */
     if (strcmp(v, "2026-07-28") != 0 || !(on & SN_PROTO_2026_07_28)) {
@@ -484,7 +488,9 @@ static void dispatch(sn__request *r, const char *name)
 sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size_t len,
                         const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit, void *ud)
 {
-    sn__request r = {.engine = e, .session = session, .in = in, .out = out, .emit = emit, .ud = ud};
+    /* the message is served by one snapshot, whatever reloads meanwhile */
+    sn__request r = {.engine = e, .cat = sn_runtime_acquire(e->rt), .session = session,
+                     .in = in, .out = out, .emit = emit, .ud = ud};
     if (out) {
         memset(out, 0, sizeof *out);
         out->http_status = 200;
@@ -495,6 +501,7 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         char text[300];
         snprintf(text, sizeof text, "Parse error: %s", jerr.text);
         sn__reply_error(&r, -32700, text, NULL);
+        sn_runtime_release(e->rt, r.cat);
         return r.failed ? SN_ENOMEM : SN_OK;
     }
     json_t *id = json_object_get(doc, "id");
@@ -568,10 +575,46 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
     }
 done:
     json_decref(doc);
+    sn_runtime_release(e->rt, r.cat);
     return r.failed ? SN_ENOMEM : SN_OK;
 }
 
+/* ==== reload ================================================================ */
+
+sn_err sn_engine_reload(sn_engine *e, sn_reload_report *report, sn_diag *diag)
+{
+    return sn_runtime_reload(e->rt, report, diag);
+}
+
+void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_report *report,
+                              sn_emit_cb *emit, void *ud)
+{
+    (void)e;
+    /* initialize-era sessions hear about list changes (tools.mdx etc.: the
+     * server SHOULD send list_changed when it declared listChanged); the
+     * 2026-07-28 era hears only on subscriptions/listen streams */
+    if (!sn_session_initialized(s))
+        return;
+    static const char *const notices[] = {"notifications/tools/list_changed",
+                                          "notifications/resources/list_changed",
+                                          "notifications/prompts/list_changed"};
+    const bool changed[] = {report->tools_changed, report->resources_changed,
+                            report->prompts_changed};
+    for (size_t i = 0; i < 3; i++) {
+        if (!changed[i])
+            continue;
+        char msg[96];
+        int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", notices[i]);
+        emit(ud, msg, (size_t)n);
+    }
+}
+
 sn_runtime *sn__engine_runtime(const sn_engine *e)
+{
+    return e->rt;
+}
+
+sn_runtime *sn_engine_runtime(const sn_engine *e)
 {
     return e->rt;
 }

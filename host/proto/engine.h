@@ -39,6 +39,7 @@ typedef struct sn_reply_facts {
 /* Creates an engine serving `rt` (keeps it until sn_engine_free). */
 sn_err sn_engine_create(sn_runtime *rt, sn_engine **out);
 void sn_engine_free(sn_engine *e); /* NULL is fine */
+sn_runtime *sn_engine_runtime(const sn_engine *e);
 
 /* A session for initialize-era clients: the stdio process has one, HTTP one
  * per Mcp-Session-Id. `id` (borrows; may be NULL) is what ctx.session_id
@@ -92,5 +93,15 @@ void sn_http_decision_clear(sn_http_decision *d);
 /* A JSON-RPC error message, compact (returns owned: sn_free). `id` borrows
  * (NULL = null); takes `data` (may be NULL). NULL when out of memory. */
 char *sn_engine_error_json(const json_t *id, int code, const char *message, json_t *data);
+
+/* Reloads the server directory (sn_runtime_reload): on SN_OK new messages
+ * are served by the new catalog and `report` says what changed; on error
+ * nothing changed. Call between messages of this engine's thread. */
+sn_err sn_engine_reload(sn_engine *e, sn_reload_report *report, sn_diag *diag);
+
+/* Emits the list_changed notifications `report` calls for to session `s`
+ * (initialize-era sessions only; nothing for an unchanged list). */
+void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_report *report,
+                              sn_emit_cb *emit, void *ud);
 
 #endif

@@ -4,15 +4,16 @@
  * the engine. Headers arrive as sn_request_facts.headers: an object of
  * lower-case names whose values are strings, or arrays of strings when a
  * header was repeated. */
+#include "proto/headers.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
 #include "proto/engine.h"
-#include "proto/headers.h"
 
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_VERSION  "io.modelcontextprotocol/protocolVersion"
 #define SENTINEL_HEAD "=?base64?"
 #define SENTINEL_TAIL "?="
 
@@ -56,8 +57,8 @@ static long b64_decode(const char *s, size_t len, unsigned char *out)
             if (v[k] < 0)
                 return -1;
         }
-        unsigned bits = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 |
-                        (unsigned)v[3];
+        unsigned bits =
+            (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
         out[n++] = (unsigned char)(bits >> 16);
         if (pad < 2)
             out[n++] = (unsigned char)(bits >> 8);
@@ -324,8 +325,9 @@ bool sn__headers_match(sn__request *r, const char *method)
                         hv, bv);
     const char *hm = json_string_value(header(r, "mcp-method"));
     if (hm && strcmp(hm, method) != 0)
-        return mismatch(r, "Header mismatch: Mcp-Method header \"%.100s\" differs from method \"%.100s\"",
-                        hm, method);
+        return mismatch(
+            r, "Header mismatch: Mcp-Method header \"%.100s\" differs from method \"%.100s\"", hm,
+            method);
     const char *field = name_field(method);
     const char *body_name = field ? json_string_value(json_object_get(r->params, field)) : NULL;
     const char *hn = json_string_value(header(r, "mcp-name"));
@@ -356,7 +358,8 @@ char *sn_engine_error_json(const json_t *id, int code, const char *message, json
     if (err && data)
         json_object_set(err, "data", data);
     json_decref(data);
-    json_t *msg = json_pack("{sssOso}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
+    json_t *msg =
+        json_pack("{sssOso}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", err);
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
     json_decref(msg);
     return text;
@@ -392,8 +395,8 @@ static sn_err refuse(sn_http_decision *d, int status, int code, const char *mess
 
 static sn_err unsupported(sn_engine *e, sn_http_decision *d, const char *requested)
 {
-    json_t *data = json_pack("{soss}", "supported", sn__supported_versions(e), "requested",
-                             requested);
+    json_t *data =
+        json_pack("{soss}", "supported", sn__supported_versions(e), "requested", requested);
     return refuse(d, 400, -32022, "Unsupported protocol version", data);
 }
 
@@ -406,8 +409,8 @@ sn_err sn_engine_route_post(sn_engine *e, const char *body, size_t len, const ch
     json_t *jsonrpc = json_object_get(doc, "jsonrpc");
     json_t *method = json_object_get(doc, "method");
     json_t *id = json_object_get(doc, "id");
-    bool response = method == NULL && id && (json_object_get(doc, "result") ||
-                                             json_object_get(doc, "error"));
+    bool response =
+        method == NULL && id && (json_object_get(doc, "result") || json_object_get(doc, "error"));
     /* Step 3: unreadable bodies and non-messages are the engine's to answer
      * (-32700, -32600). */
     if (!json_is_object(doc) || !json_is_string(jsonrpc) ||
@@ -419,7 +422,8 @@ sn_err sn_engine_route_post(sn_engine *e, const char *body, size_t len, const ch
         d->id = json_incref(id);
     json_t *meta = json_object_get(json_object_get(doc, "params"), "_meta");
     bool modern_meta = json_is_object(meta) && json_object_get(meta, META_VERSION);
-    bool initialize = json_is_string(method) && strcmp(json_string_value(method), "initialize") == 0;
+    bool initialize =
+        json_is_string(method) && strcmp(json_string_value(method), "initialize") == 0;
     json_decref(doc);
 
     sn_err err = SN_OK;

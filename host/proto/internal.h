@@ -12,6 +12,7 @@
  * document, which lives until the handler returns. */
 typedef struct sn__request {
     sn_engine *engine;
+    const sn_catalog *cat;      /* the snapshot this message is served by (pinned) */
     sn_session *session;        /* may be NULL */
     const sn_request_facts *in; /* may be NULL */
     sn_reply_facts *out;        /* may be NULL */

@@ -11,7 +11,7 @@
 bool sn__page(sn__request *r, const sn_component_list *list, size_t *first, size_t *last,
               json_t **next_cursor)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     size_t page = c->server.page_size;
     uint64_t hash = c->hash; /* every list's cursors die with any catalog change */
     *first = 0;

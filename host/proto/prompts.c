@@ -6,7 +6,7 @@
 
 void sn__on_prompts_list(sn__request *r)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     size_t first, last;
     json_t *next = NULL;
     if (!sn__page(r, &c->prompts, &first, &last, &next))
@@ -48,7 +48,7 @@ void sn__on_prompts_get(sn__request *r)
         sn__reply_error(r, -32602, "Invalid params: \"name\" must be the prompt's name", NULL);
         return;
     }
-    const sn_component *p = sn_catalog_find(&sn_runtime_catalog(rt)->prompts, name);
+    const sn_component *p = sn_catalog_find(&r->cat->prompts, name);
     if (p == NULL) {
         char text[300];
         snprintf(text, sizeof text, "Unknown prompt: %.200s", name);
@@ -103,7 +103,7 @@ void sn__on_prompts_get(sn__request *r)
 void sn__on_complete(sn__request *r)
 {
     sn_runtime *rt = sn__engine_runtime(r->engine);
-    const sn_catalog *c = sn_runtime_catalog(rt);
+    const sn_catalog *c = r->cat;
     json_t *ref = json_object_get(r->params, "ref");
     json_t *argument = json_object_get(r->params, "argument");
     const char *type = json_string_value(json_object_get(ref, "type"));

@@ -25,7 +25,7 @@ static void describe(const sn__request *r, const sn_component *c, json_t *d)
 
 static void list(sn__request *r, const sn_component_list *items, const char *key, bool templates)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     size_t first, last;
     json_t *next = NULL;
     if (!sn__page(r, items, &first, &last, &next))
@@ -55,13 +55,13 @@ static void list(sn__request *r, const sn_component_list *items, const char *key
 
 void sn__on_resources_list(sn__request *r)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     list(r, &c->resources, "resources", false);
 }
 
 void sn__on_templates_list(sn__request *r)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     list(r, &c->templates, "resourceTemplates", true);
 }
 
@@ -79,7 +79,7 @@ static void not_found(sn__request *r, const char *uri)
 static const sn_component *route(sn__request *r, const char *uri, json_t **vars)
 {
     sn_runtime *rt = sn__engine_runtime(r->engine);
-    const sn_catalog *c = sn_runtime_catalog(rt);
+    const sn_catalog *c = r->cat;
     const sn_component *direct = sn_catalog_find_uri(c, uri);
     if (direct) {
         *vars = json_object();
@@ -155,7 +155,7 @@ void sn__on_resources_read(sn__request *r)
         sn__reply_error(r, code, out.rpc_message, json_incref(out.rpc_data));
     } else {
         json_t *result = json_incref(out.result);
-        sn__add_cache_hint(r, result, &sn_runtime_catalog(rt)->server.resources_cache);
+        sn__add_cache_hint(r, result, &r->cat->server.resources_cache);
         sn__reply_result(r, result);
     }
     sn_call_outcome_clear(&out);

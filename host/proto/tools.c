@@ -34,7 +34,7 @@ static json_t *tool_definition(const sn__request *r, const sn_component *t)
 
 void sn__on_tools_list(sn__request *r)
 {
-    const sn_catalog *c = sn_runtime_catalog(sn__engine_runtime(r->engine));
+    const sn_catalog *c = r->cat;
     size_t first, last;
     json_t *next = NULL;
     if (!sn__page(r, &c->tools, &first, &last, &next))
@@ -83,7 +83,7 @@ static bool check_required(sn__request *r, const sn_component *t, const json_t *
 
 static bool check_schema(sn__request *r, const sn_component *t, const json_t *args)
 {
-    const sn_server *s = &sn_runtime_catalog(sn__engine_runtime(r->engine))->server;
+    const sn_server *s = &r->cat->server;
     if (s->validator != SN_VALIDATE_FULL || t->input_validator == NULL)
         return true;
     sn_diag diag = {.message = "", .pointer = ""};
@@ -102,7 +102,7 @@ static bool check_schema(sn__request *r, const sn_component *t, const json_t *ar
 void sn__on_tools_call(sn__request *r)
 {
     sn_runtime *rt = sn__engine_runtime(r->engine);
-    const sn_catalog *c = sn_runtime_catalog(rt);
+    const sn_catalog *c = r->cat;
     const char *name = json_string_value(json_object_get(r->params, "name"));
     if (name == NULL) {
         sn__reply_error(r, -32602, "Invalid params: \"name\" must be the tool's name", NULL);

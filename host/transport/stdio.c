@@ -12,13 +12,15 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "transport/watch.h"
 
 #define DEFAULT_MAX_LINE (4u << 20)
 
 typedef struct stdio_server {
     uv_loop_t loop;
     uv_pipe_t in, out;
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
+    sn_watch *watch;
     sn_engine *engine;
     sn_session *session;
     char *line; /* the message being assembled, bounded by max_line */
@@ -139,12 +141,31 @@ static void feed(stdio_server *s, const char *p, size_t n)
     }
 }
 
+/* A change to the directory, or SIGHUP: reload between messages (this loop
+ * is the only thread serving the engine), then tell the session. */
+static void reload(void *ud)
+{
+    stdio_server *s = ud;
+    sn_reload_report report;
+    if (sn_watch_reload(s->engine, &report) == 0)
+        sn_engine_notify_changes(s->engine, s->session, &report, s->emit, s);
+}
+
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    reload(h->data);
+}
+
 static void stop(stdio_server *s)
 {
     uv_read_stop((uv_stream_t *)&s->in);
     uv_close((uv_handle_t *)&s->in, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sighup, NULL);
+    sn_watch_stop(s->watch);
+    s->watch = NULL;
     uv_close((uv_handle_t *)&s->out, NULL); /* pending writes complete first */
 }
 
@@ -253,11 +274,19 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
         sn_session_free(s.session);
         return -1;
     }
-    s.in.data = s.out.data = s.sigterm.data = s.sigint.data = &s;
+    s.in.data = s.out.data = s.sigterm.data = s.sigint.data = s.sighup.data = &s;
     uv_signal_init(&s.loop, &s.sigterm);
     uv_signal_init(&s.loop, &s.sigint);
+    uv_signal_init(&s.loop, &s.sighup);
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
+    uv_signal_start(&s.sighup, on_sighup, SIGHUP);
+    if (opts && opts->watch) {
+        rc = sn_watch_start(&s.loop, sn_runtime_dir(sn_engine_runtime(e)), 0, reload, &s,
+                            &s.watch);
+        if (rc < 0)
+            sn_log(SN_LOG_WARN, "stdio: not watching for changes: %s", uv_strerror(rc));
+    }
     uv_read_start((uv_stream_t *)&s.in, on_alloc, on_read);
     uv_run(&s.loop, UV_RUN_DEFAULT);
     uv_loop_close(&s.loop);

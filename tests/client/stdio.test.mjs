@@ -43,7 +43,7 @@ const CLIENT_INFO = { name: 'snodo-client-test', version: '1.0.0' };
 
 const SERVER_NAME = 'snodo-examples';
 const SERVER_VERSION = '0.1.0';
-const INSTRUCTIONS = 'Example tools bundled with Snodo: search and order packages, greet people.';
+const INSTRUCTIONS = 'Example tools, resources and prompts bundled with Snodo.';
 
 // ---------------------------------------------------------------------------
 // Expected catalog: components/server.lua, 01_direct_tools.lua,
@@ -284,7 +284,8 @@ for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
       assert.deepEqual(client.getServerVersion(),
         { name: SERVER_NAME, title: 'Snodo examples', version: SERVER_VERSION });
       assert.equal(client.getInstructions(), INSTRUCTIONS);
-      assert.deepEqual(client.getServerCapabilities()?.tools, {});
+      // hot reload announces list changes to initialize-era sessions
+      assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
 
       const [initialize, initialized] = wire.sent;
       assert.equal(initialize.method, 'initialize');
