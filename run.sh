@@ -8,13 +8,18 @@ cd "$(dirname "$0")"
 ROOT=$PWD
 
 DEBIAN_PACKAGES=(build-essential cmake pkg-config liblua5.4-dev lua5.4 lua-cjson lua-cjson-dev
-  libuv1-dev node-llhttp libcriterion-dev libjansson-dev libssl-dev libpcre2-dev lua-busted npm)
+  libuv1-dev node-llhttp libcriterion-dev libjansson-dev libssl-dev libpcre2-dev lua-busted)
 
 install_packages() {
   local missing=()
   for p in "${DEBIAN_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # npm only fetches Node 22 for the tests; any npm will do (a machine may
+  # have one from another Node.js packaging, which Debian's npm conflicts with)
+  if [ "${1:-}" = test ] && ! command -v npm >/dev/null; then
+    missing+=(npm)
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "run.sh: installing ${missing[*]}" >&2
   local sudo=""
@@ -40,7 +45,7 @@ serve)
   exec "$ROOT/build/release/snodo" serve "$dir" "$@"
   ;;
 test)
-  install_packages
+  install_packages test
   exec bash "$ROOT/tests/run_all.sh"
   ;;
 *)
