@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "core/base64.h"
@@ -243,6 +244,68 @@ static int msghandler(lua_State *L)
     return 1;
 }
 
+/* ---- budgets: a deadline checked every few thousand instructions, and the
+ * VM's memory cap (runtime.c's allocator) ---- */
+
+#define HOOK_EVERY 10000 /* instructions between clock reads */
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    sn__budget *b = sn__budget_of(L);
+    if (b->deadline_ns == 0 || (!b->expired && now_ns() < b->deadline_ns))
+        return;
+    b->expired = true; /* from now on every hook raises again */
+    sn__push_budget_error(L);
+    lua_error(L);
+}
+
+/* Calls the function below `nargs` arguments with the handler's budget;
+ * the message handler is at index 2. */
+static int call_handler(lua_State *L, const sn_component *c, long long server_ms, int nargs,
+                        int nres)
+{
+    sn__budget *b = sn__budget_of(L);
+    b->limit_ms = c->call_timeout_ms ? c->call_timeout_ms : server_ms;
+    b->deadline_ns = now_ns() + b->limit_ms * 1000000LL;
+    b->expired = b->out_of_memory = false;
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    int rc = lua_pcall(L, nargs, nres, 2);
+    lua_sethook(L, NULL, 0, 0);
+    b->deadline_ns = 0;
+    return rc;
+}
+
+/* After a failed call: which budget, if any, stopped it. */
+static const char *budget_failure(lua_State *L, int rc, char *text, size_t size,
+                                  const sn_component *c)
+{
+    sn__budget *b = sn__budget_of(L);
+    static const char *const kinds[] = {"Tool", "Resource", "Prompt"};
+    const char *kind = kinds[c->kind];
+    if (sn__is_budget_error(L, -1) || b->expired) {
+        snprintf(text, size, "%s \"%s\" exceeded its time budget of %lld ms", kind, c->name,
+                 b->limit_ms);
+    } else if (rc == LUA_ERRMEM || b->out_of_memory) {
+        snprintf(text, size, "%s \"%s\" exceeded the memory budget of %zu MB", kind, c->name,
+                 b->mem_limit >> 20);
+        b->out_of_memory = false;
+        lua_gc(L, LUA_GCCOLLECT); /* give the garbage back before the next call */
+    } else {
+        return NULL;
+    }
+    b->expired = false;
+    sn_log(SN_LOG_ERROR, "%s (%s)", text, c->file);
+    return text;
+}
+
 static int is_tagged(lua_State *L, int idx, const char *tname)
 {
     if (!lua_getmetatable(L, idx))
@@ -260,8 +323,13 @@ static json_t *error_result(const char *text)
 }
 
 /* Fills the outcome from a raised error object at the top of the stack. */
-static void raised(lua_State *L, const sn_component *c, sn_call_outcome *out)
+static void raised(lua_State *L, int rc, const sn_component *c, sn_call_outcome *out)
 {
+    char budget[300];
+    if (budget_failure(L, rc, budget, sizeof budget, c)) {
+        out->result = error_result(budget);
+        return;
+    }
     if (lua_type(L, -1) == LUA_TTABLE && is_tagged(L, -1, SN_ERROR_MT)) {
         lua_getfield(L, -1, "code");
         lua_getfield(L, -2, "message");
@@ -509,6 +577,7 @@ static void check_output(const sn_component *tool, sn_call_outcome *out)
  * (lua.c pmain), so an allocation failure anywhere unwinds to sn_call_*
  * instead of reaching the panic handler. */
 typedef struct job {
+    long long server_ms; /* limits.call_timeout_ms of the server */
     const sn_component *component;
     const json_t *args;
     const sn_frame *frame;
@@ -525,10 +594,10 @@ static int protected_tool(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
     sn_lua_push_json(L, j->args);
     lua_pushvalue(L, 3);
-    int rc = lua_pcall(L, 2, 2, 2); /* returns at 4 and 5 */
-    ctx->frame = NULL;              /* closed: the frame dies with this call */
+    int rc = call_handler(L, tool, j->server_ms, 2, 2); /* returns at 4 and 5 */
+    ctx->frame = NULL; /* closed: the frame dies with this call */
     if (rc != LUA_OK) {
-        raised(L, tool, j->out);
+        raised(L, rc, tool, j->out);
         return 0;
     }
     char why[300] = "";
@@ -564,7 +633,11 @@ sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args
                     const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    job j = {.component = tool, .args = args, .frame = frame, .out = out};
+    job j = {.server_ms = sn_runtime_catalog(rt)->server.call_timeout_ms,
+             .component = tool,
+             .args = args,
+             .frame = frame,
+             .out = out};
     if (run_protected(sn_runtime_lua(rt), protected_tool, &j) != LUA_OK) {
         sn_call_outcome_clear(out);
         char text[300];
@@ -709,6 +782,7 @@ static json_t *read_result(lua_State *L, int base, const sn_component *r, const 
 }
 
 typedef struct read_job {
+    long long server_ms;
     const sn_component *c;
     const char *uri;
     const json_t *params;
@@ -733,10 +807,10 @@ static int protected_read(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
     sn_lua_push_json(L, j->params);
     lua_pushvalue(L, 3);
-    int rc = lua_pcall(L, 2, 2, 2); /* results at 4, 5 */
+    int rc = call_handler(L, j->c, j->server_ms, 2, 2); /* results at 4, 5 */
     ctx->frame = NULL;
     if (rc != LUA_OK) {
-        raised(L, j->c, j->out);
+        raised(L, rc, j->c, j->out);
         if (j->out->result) { /* a plain error is an internal error for a read */
             json_decref(j->out->result);
             j->out->result = NULL;
@@ -759,7 +833,8 @@ sn_err sn_call_read(sn_runtime *rt, const sn_component *resource, const char *ur
                     const json_t *params, const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    read_job j = {resource, uri, params, frame, out};
+    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, resource, uri, params, frame,
+                  out};
     if (run_protected(sn_runtime_lua(rt), protected_read, (job *)&j) != LUA_OK) {
         sn_call_outcome_clear(out);
         out->rpc_code = -32603;
@@ -926,10 +1001,10 @@ static int protected_render(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
     sn_lua_push_json(L, j->params);
     lua_pushvalue(L, 3);
-    int rc = lua_pcall(L, 2, 2, 2); /* results at 4, 5 */
+    int rc = call_handler(L, j->c, j->server_ms, 2, 2); /* results at 4, 5 */
     ctx->frame = NULL;
     if (rc != LUA_OK) {
-        raised(L, j->c, j->out);
+        raised(L, rc, j->c, j->out);
         if (j->out->result) {
             json_decref(j->out->result);
             j->out->result = NULL;
@@ -954,7 +1029,7 @@ sn_err sn_call_render(sn_runtime *rt, const sn_component *prompt, const json_t *
                       const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    read_job j = {prompt, NULL, args, frame, out};
+    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, prompt, NULL, args, frame, out};
     if (run_protected(sn_runtime_lua(rt), protected_render, (job *)&j) != LUA_OK) {
         sn_call_outcome_clear(out);
         out->rpc_code = -32603;
@@ -1028,10 +1103,10 @@ static int protected_complete(lua_State *L)
     lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->complete_ref);
     sn_lua_push_json(L, j->params);
     lua_pushvalue(L, 3);
-    int rc = lua_pcall(L, 2, 1, 2); /* result at 4 */
+    int rc = call_handler(L, j->c, j->server_ms, 2, 1); /* result at 4 */
     ctx->frame = NULL;
     if (rc != LUA_OK) {
-        raised(L, j->c, j->out);
+        raised(L, rc, j->c, j->out);
         if (j->out->result) {
             json_decref(j->out->result);
             j->out->result = NULL;
@@ -1050,7 +1125,7 @@ sn_err sn_call_complete(sn_runtime *rt, const sn_component *c, const json_t *req
                         const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    read_job j = {c, NULL, request, frame, out};
+    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, c, NULL, request, frame, out};
     if (run_protected(sn_runtime_lua(rt), protected_complete, (job *)&j) != LUA_OK) {
         sn_call_outcome_clear(out);
         out->rpc_code = -32603;

@@ -60,6 +60,7 @@ typedef struct sn_component {
     json_t *completion_arguments; /* array of names, or NULL */
     int complete_ref;             /* complete(c, ctx), or LUA_NOREF */
     unsigned long long hash;      /* of what lists and reads show (reload diffs) */
+    long long call_timeout_ms;    /* limits.call_timeout_ms; 0: the server's */
 } sn_component;
 
 typedef struct sn_component_list {
@@ -96,6 +97,8 @@ typedef struct sn_server {
     unsigned protocols; /* SN_PROTO_* bits */
     size_t page_size;
     size_t max_message_bytes; /* limits.max_message_bytes: one message on stdio / HTTP */
+    long long call_timeout_ms; /* limits.call_timeout_ms: one handler call (default 30 s) */
+    size_t memory_mb;          /* limits.memory_mb: what the Lua VM may hold (default 256) */
     sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
     sn_http_options http; /* snodo.server{ http = {...} } */
     int init_ref;         /* init(client_info, ctx), or LUA_NOREF */

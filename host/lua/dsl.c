@@ -822,6 +822,24 @@ done:
     return out;
 }
 
+/* limits.<key>: an integer in [lo, hi], or 0 in *out when absent. */
+static int limit_int(build *b, int t, const char *key, lua_Integer lo, lua_Integer hi,
+                     lua_Integer *out)
+{
+    lua_State *L = b->L;
+    *out = 0;
+    int bad = 0;
+    if (lua_getfield(L, t, key) != LUA_TNIL) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < lo || lua_tointeger(L, -1) > hi)
+            bad = fail(b, "'limits.%s' must be an integer from %lld to %lld", key, (long long)lo,
+                       (long long)hi);
+        else
+            *out = lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    return bad;
+}
+
 static int register_tool(lua_State *L, sn__loader *ld, const char *name, int spec)
 {
     build b = {.L = L, .err = "", .path = ""};
@@ -910,10 +928,20 @@ static int register_tool(lua_State *L, sn__loader *ld, const char *name, int spe
     if (c->output_schema && compile_schema(&b, c->output_schema, "output", &c->output_validator))
         goto fail;
 
-    if (lua_getfield(L, spec, "limits") != LUA_TNIL && lua_type(L, -1) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        fail(&b, "'limits' must be a table");
-        goto fail;
+    if (lua_getfield(L, spec, "limits") != LUA_TNIL) {
+        static const char *const tool_limit_keys[] = {"call_timeout_ms", NULL};
+        lua_Integer ms = 0;
+        if (lua_type(L, -1) != LUA_TTABLE) {
+            lua_pop(L, 1);
+            fail(&b, "'limits' must be a table");
+            goto fail;
+        }
+        if (check_keys(&b, lua_gettop(L), 0, tool_limit_keys, NULL) ||
+            limit_int(&b, lua_gettop(L), "call_timeout_ms", 1, 3600000, &ms)) {
+            lua_pop(L, 1);
+            goto fail;
+        }
+        c->call_timeout_ms = ms;
     }
     lua_pop(L, 1);
     if (lua_getfield(L, spec, "call") != LUA_TFUNCTION) {
@@ -1716,13 +1744,23 @@ static int dsl_server(lua_State *L)
             fail(&b, "'limits' must be a table");
             goto fail;
         }
-        if (lua_getfield(L, 2, "max_message_bytes") != LUA_TNIL) {
-            if (!lua_isinteger(L, 3) || lua_tointeger(L, 3) < 64) {
-                fail(&b, "'limits.max_message_bytes' must be an integer of at least 64");
-                goto fail;
-            }
-            s->max_message_bytes = (size_t)lua_tointeger(L, 3);
-        }
+        static const char *const limit_keys[] = {"max_message_bytes", "call_timeout_ms",
+                                                 "memory_mb", NULL};
+        if (check_keys(&b, 2, 0, limit_keys, NULL))
+            goto fail;
+        lua_Integer v;
+        if (limit_int(&b, 2, "max_message_bytes", 64, (lua_Integer)1 << 30, &v))
+            goto fail;
+        if (v)
+            s->max_message_bytes = (size_t)v;
+        if (limit_int(&b, 2, "call_timeout_ms", 1, 3600000, &v))
+            goto fail;
+        if (v)
+            s->call_timeout_ms = v;
+        if (limit_int(&b, 2, "memory_mb", 8, 65536, &v))
+            goto fail;
+        if (v)
+            s->memory_mb = (size_t)v;
     }
     lua_settop(L, 1);
     if (lua_getfield(L, 1, "http") != LUA_TNIL && parse_http(&b, 2, &s->http))

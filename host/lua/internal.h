@@ -30,6 +30,26 @@ typedef struct sn__loader {
     bool server_seen; /* snodo.server{} was called */
 } sn__loader;
 
+/* Per-VM budgets (issue 8 containment). One lives in a userdata pinned in
+ * the registry for the VM's life; every Lua thread's extra space points at
+ * it (threads copy it from their creator), so hooks and the allocator find
+ * it without globals. */
+typedef struct sn__budget {
+    size_t mem_used, mem_limit; /* bytes the VM holds; 0 limit = none */
+    long long deadline_ns;      /* CLOCK_MONOTONIC; 0 when no handler runs */
+    long long limit_ms;         /* the budget of the running handler, for messages */
+    bool expired;               /* the running handler overran: keep raising */
+    bool out_of_memory;         /* an allocation was refused for the cap */
+} sn__budget;
+
+sn__budget *sn__budget_of(lua_State *L);
+
+/* The error value raised when a handler's time runs out: a light userdata
+ * that the wrapped pcall/xpcall/coroutine.resume re-raise, so a handler
+ * cannot catch its own deadline. [-0, +1, -] */
+void sn__push_budget_error(lua_State *L);
+int sn__is_budget_error(lua_State *L, int idx);
+
 /* Opens the snodo module with `loader` (may be NULL: then every
  * registration function raises, as in plain `require "snodo"`). [-0, +1, m] */
 int sn__open_snodo(lua_State *L, sn__loader *loader);

@@ -30,6 +30,7 @@ typedef struct snapshot {
 
 struct sn_runtime {
     lua_State *L;
+    sn__budget budget; /* the allocator's ud and every thread's extra space */
     snapshot *current;
     sn__loader loader; /* the DSL's upvalue points here: lives as long as L */
     char *dir;
@@ -181,15 +182,83 @@ void sn__catalog_clear(lua_State *L, sn_catalog *cat)
 
 /* ==== the VM ============================================================= */
 
+/* The VM's allocator counts what the VM holds and refuses growth past the
+ * memory budget: Lua turns the refusal into a memory error that unwinds the
+ * handler, and the VM lives on. (For a NULL ptr, osize is a type tag.) */
 static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
-    (void)ud;
-    (void)osize;
+    sn__budget *b = ud;
+    size_t old = ptr ? osize : 0;
     if (nsize == 0) {
         sn_free(ptr);
+        b->mem_used -= old;
         return NULL;
     }
-    return sn_realloc(ptr, nsize);
+    if (b->mem_limit && nsize > old && b->mem_used + (nsize - old) > b->mem_limit) {
+        b->out_of_memory = true;
+        return NULL;
+    }
+    void *p = sn_realloc(ptr, nsize);
+    if (p)
+        b->mem_used = b->mem_used - old + nsize;
+    return p;
+}
+
+sn__budget *sn__budget_of(lua_State *L)
+{
+    return *(sn__budget **)lua_getextraspace(L);
+}
+
+static const char budget_error_key = 0;
+
+void sn__push_budget_error(lua_State *L)
+{
+    lua_pushlightuserdata(L, (void *)&budget_error_key);
+}
+
+int sn__is_budget_error(lua_State *L, int idx)
+{
+    return lua_touserdata(L, idx) == &budget_error_key;
+}
+
+/* pcall, xpcall and coroutine.resume that let a budget error through: a
+ * handler that catches errors in a loop must not outlive its deadline. */
+static int rethrow_budget(lua_State *L, int status, lua_KContext ctx)
+{
+    (void)status;
+    int base = (int)ctx;
+    int n = lua_gettop(L) - base;
+    if (n >= 2 && !lua_toboolean(L, base + 1) && sn__is_budget_error(L, base + 2)) {
+        lua_pushvalue(L, base + 2);
+        return lua_error(L);
+    }
+    return n;
+}
+
+static int guarded_call(lua_State *L)
+{
+    int base = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1)); /* the original pcall / xpcall / resume */
+    lua_rotate(L, 1, 1);
+    lua_callk(L, base, LUA_MULTRET, 0, rethrow_budget);
+    return rethrow_budget(L, LUA_OK, 0);
+}
+
+static void guard(lua_State *L, const char *table, const char *name)
+{
+    if (table) {
+        lua_getglobal(L, table);
+        lua_getfield(L, -1, name);
+    } else {
+        lua_getglobal(L, name);
+    }
+    lua_pushcclosure(L, guarded_call, 1);
+    if (table) {
+        lua_setfield(L, -2, name);
+        lua_pop(L, 1);
+    } else {
+        lua_setglobal(L, name);
+    }
 }
 
 /* print() writes to stderr: under --stdio, stdout carries only protocol
@@ -517,6 +586,9 @@ static void vm_setup(lua_State *L, sn_runtime *rt)
     luaL_openlibs(L);
     lua_pushcfunction(L, stderr_print);
     lua_setglobal(L, "print");
+    guard(L, NULL, "pcall");
+    guard(L, NULL, "xpcall");
+    guard(L, "coroutine", "resume");
     sn__preload_embedded(L);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushlightuserdata(L, &rt->loader);
@@ -555,6 +627,8 @@ static void set_defaults(sn_catalog *c)
     s->protocols = SN_PROTO_ALL;
     s->page_size = 100;
     s->max_message_bytes = 4u << 20;
+    s->call_timeout_ms = 30000;
+    s->memory_mb = 256;
     s->validator = SN_VALIDATE_FULL;
     s->init_ref = s->options_ref = LUA_NOREF;
     /* cache hints: lists change only on reload, so a minute is safe */
@@ -661,17 +735,20 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     while (dlen > 1 && dir[dlen - 1] == '/')
         dlen--;
     if ((rt->dir = sn_strndup(dir, dlen)) == NULL ||
-        (rt->L = lua_newstate(vm_alloc, NULL)) == NULL) {
+        (rt->L = lua_newstate(vm_alloc, &rt->budget)) == NULL) {
         sn_diag_set(diag, "out of memory while loading %s", dir);
         sn_runtime_free(rt);
         return SN_ENOMEM;
     }
     rt->loader.dir = rt->dir;
+    *(sn__budget **)lua_getextraspace(rt->L) = &rt->budget;
+    rt->budget.mem_limit = (size_t)256 << 20; /* until server.lua says otherwise */
     sn_err err = build(rt, &rt->current, diag);
     if (err) {
         sn_runtime_free(rt);
         return err;
     }
+    rt->budget.mem_limit = rt->current->catalog.server.memory_mb << 20;
     lua_gc(rt->L, LUA_GCCOLLECT);
     *out = rt;
     return SN_OK;
@@ -734,6 +811,7 @@ sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag
         snprintf(out, size, "no visible change");
     snapshot *prev = rt->current;
     rt->current = next;
+    rt->budget.mem_limit = next->catalog.server.memory_mb << 20;
     rt->loader.catalog = &next->catalog;
     sn_runtime_release(rt, &prev->catalog); /* the runtime's pin on the old one */
     return SN_OK;

@@ -125,7 +125,19 @@ static void emit_json(sn__request *r, json_t *msg)
         r->failed = true;
         return;
     }
-    r->emit(r->ud, text, strlen(text));
+    size_t len = strlen(text), limit = r->cat->server.max_message_bytes;
+    if (len > limit && r->id && !r->replaced) {
+        /* a message the peer would refuse as over-long: say so instead */
+        sn_free(text);
+        char why[200];
+        snprintf(why, sizeof why,
+                 "Internal error: the response is %zu bytes, over limits.max_message_bytes (%zu)",
+                 len, limit);
+        r->replaced = true;
+        sn__reply_error(r, -32603, why, NULL);
+        return;
+    }
+    r->emit(r->ud, text, len);
     sn_free(text); /* json_dumps allocates with the Jansson (= sn_) allocator */
 }
 

@@ -24,7 +24,8 @@ typedef struct sn__request {
     const char *version; /* the protocol revision this message is served in */
     bool stateless;
     bool is_notification;
-    bool failed; /* out of memory while replying */
+    bool failed;   /* out of memory while replying */
+    bool replaced; /* an over-long response was replaced by an error */
 } sn__request;
 
 /* Sends a result (takes it; NULL means out of memory), adding resultType and

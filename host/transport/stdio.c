@@ -21,6 +21,7 @@ typedef struct stdio_server {
     uv_pipe_t in, out;
     uv_signal_t sigterm, sigint, sighup;
     sn_watch *watch;
+    uv_shutdown_t shutdown;
     sn_engine *engine;
     sn_session *session;
     char *line; /* the message being assembled, bounded by max_line */
@@ -157,6 +158,13 @@ static void on_sighup(uv_signal_t *h, int signum)
     reload(h->data);
 }
 
+static void on_out_shutdown(uv_shutdown_t *req, int status)
+{
+    stdio_server *s = req->data;
+    (void)status;
+    uv_close((uv_handle_t *)&s->out, NULL);
+}
+
 static void stop(stdio_server *s)
 {
     uv_read_stop((uv_stream_t *)&s->in);
@@ -166,7 +174,10 @@ static void stop(stdio_server *s)
     uv_close((uv_handle_t *)&s->sighup, NULL);
     sn_watch_stop(s->watch);
     s->watch = NULL;
-    uv_close((uv_handle_t *)&s->out, NULL); /* pending writes complete first */
+    /* uv_close would cancel queued writes: shut down first, which waits */
+    s->shutdown.data = s;
+    if (uv_shutdown(&s->shutdown, (uv_stream_t *)&s->out, on_out_shutdown) != 0)
+        uv_close((uv_handle_t *)&s->out, NULL);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)

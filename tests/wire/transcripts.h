@@ -12,6 +12,7 @@ static const char *const sn_transcripts[] = {
     "jsonrpc_errors.txt",        "handler_failures.txt",      "stdio_framing.txt",
     "resources_routes.txt",
     "resources_prompts.txt",
+    "budgets.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
