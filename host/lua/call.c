@@ -28,6 +28,8 @@ void sn_call_outcome_clear(sn_call_outcome *out)
 {
     json_decref(out->result);
     json_decref(out->rpc_data);
+    json_decref(out->input_requests);
+    json_decref(out->input_state);
     memset(out, 0, sizeof *out);
 }
 
@@ -151,17 +153,15 @@ static int ctx_input_response(lua_State *L)
 {
     ctx_box *c = check_ctx(L, 1);
     const char *key = luaL_checkstring(L, 2);
-    const json_t *meta = c->frame->request_meta;
-    (void)meta;
-    (void)key;
-    lua_pushnil(L);
+    push_json_or_nil(L, c->frame->input_responses ? json_object_get(c->frame->input_responses, key)
+                                                  : NULL);
     return 1;
 }
 
 static int ctx_request_state(lua_State *L)
 {
-    check_ctx(L, 1);
-    lua_pushnil(L);
+    ctx_box *c = check_ctx(L, 1);
+    push_json_or_nil(L, c->frame->request_state);
     return 1;
 }
 
@@ -503,6 +503,44 @@ static json_t *full_result(lua_State *L, int idx, char *why, size_t whylen)
     return r;
 }
 
+/* snodo.input_required() at idx: its requests and state into the outcome. */
+static int input_required(lua_State *L, int idx, sn_call_outcome *out, char *why, size_t whylen)
+{
+    lua_getfield(L, idx, "requests");
+    sn_err err = convert(L, -1, &out->input_requests, "input requests: ", why, whylen);
+    lua_pop(L, 1);
+    if (err)
+        return -1;
+    if (json_is_array(out->input_requests) && json_array_size(out->input_requests) == 0) {
+        json_decref(out->input_requests); /* {} converts as an empty object, but be sure */
+        out->input_requests = json_object();
+    }
+    lua_getfield(L, idx, "has_state");
+    out->has_input_state = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (out->has_input_state) {
+        lua_getfield(L, idx, "state_value");
+        if (lua_isnil(L, -1))
+            out->input_state = json_null();
+        else
+            err = convert(L, -1, &out->input_state, "state: ", why, whylen);
+        lua_pop(L, 1);
+        if (err)
+            return -1;
+    }
+    if (json_object_size(out->input_requests) == 0 && !out->has_input_state) {
+        snprintf(why, whylen, "input_required with neither input requests nor state");
+        return -1;
+    }
+    out->input_required = true;
+    return 0;
+}
+
+static int is_input_required(lua_State *L, int idx)
+{
+    return lua_type(L, idx) == LUA_TTABLE && is_tagged(L, idx, SN_INPUT_MT);
+}
+
 /* Converts the handler's returns at base+1, base+2 into a CallToolResult. */
 static json_t *tool_result(lua_State *L, int base, char *why, size_t whylen)
 {
@@ -601,6 +639,16 @@ static int protected_tool(lua_State *L)
         return 0;
     }
     char why[300] = "";
+    if (is_input_required(L, 4)) {
+        if (input_required(L, 4, j->out, why, sizeof why) == 0)
+            return 0;
+        sn_log(SN_LOG_ERROR, "tool \"%s\" (%s): %s", tool->name, tool->file, why);
+        char text[300];
+        snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
+                 tool->name);
+        j->out->result = error_result(text);
+        return 0;
+    }
     json_t *result = tool_result(L, 3, why, sizeof why);
     if (result == NULL && why[0]) {
         sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s", tool->name,
@@ -644,7 +692,7 @@ sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args
         snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory", tool->name);
         out->result = error_result(text);
     }
-    return out->result || out->rpc_code ? SN_OK : SN_ENOMEM;
+    return out->result || out->rpc_code || out->input_required ? SN_OK : SN_ENOMEM;
 }
 
 /* ---- resources ---- */
@@ -823,6 +871,11 @@ static int protected_read(lua_State *L)
         return 0;
     }
     char why[300] = "";
+    if (is_input_required(L, 4)) {
+        if (input_required(L, 4, j->out, why, sizeof why) != 0)
+            rpc_failure(L, j->c, "resource", why, j->out);
+        return 0;
+    }
     j->out->result = read_result(L, 3, j->c, j->uri, why, sizeof why);
     if (j->out->result == NULL)
         rpc_failure(L, j->c, "resource", why[0] ? why : "out of memory", j->out);
@@ -1019,6 +1072,11 @@ static int protected_render(lua_State *L)
         return 0;
     }
     char why[300] = "";
+    if (is_input_required(L, 4)) {
+        if (input_required(L, 4, j->out, why, sizeof why) != 0)
+            rpc_failure(L, j->c, "prompt", why, j->out);
+        return 0;
+    }
     j->out->result = render_result(L, 4, j->c, why, sizeof why);
     if (j->out->result == NULL)
         rpc_failure(L, j->c, "prompt", why[0] ? why : "out of memory", j->out);

@@ -32,6 +32,8 @@ typedef struct sn_frame {
     const json_t *progress_token; /* or NULL: no progress notifications */
     int log_level;                /* minimum sn_log_levels index; -1 sends none */
     int assigns_ref;              /* the session's assigns table, LUA_NOREF for none */
+    const json_t *input_responses; /* 2026-07-28 retry: params.inputResponses, or NULL */
+    const json_t *request_state;   /* the verified requestState value, or NULL */
     sn_notify_cb *notify;
     void *notify_ud;
 } sn_frame;
@@ -44,6 +46,12 @@ typedef struct sn_call_outcome {
     char rpc_message[256];
     json_t *rpc_data; /* owned, or NULL */
     bool not_found;   /* sn_call_read: the handler returned nil */
+    /* the handler returned snodo.input_required(): the engine checks the
+     * client's capabilities, seals the state and answers input_required */
+    bool input_required;
+    json_t *input_requests; /* owned: {key: {method, params}} */
+    json_t *input_state;    /* owned: the :state(value), or NULL */
+    bool has_input_state;
 } sn_call_outcome;
 
 void sn_call_outcome_clear(sn_call_outcome *out);

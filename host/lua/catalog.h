@@ -99,6 +99,7 @@ typedef struct sn_server {
     size_t max_message_bytes; /* limits.max_message_bytes: one message on stdio / HTTP */
     long long call_timeout_ms; /* limits.call_timeout_ms: one handler call (default 30 s) */
     size_t memory_mb;          /* limits.memory_mb: what the Lua VM may hold (default 256) */
+    long long request_state_ttl_ms; /* how long a requestState stays valid (default 10 min) */
     sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
     sn_http_options http; /* snodo.server{ http = {...} } */
     int init_ref;         /* init(client_info, ctx), or LUA_NOREF */

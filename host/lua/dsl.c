@@ -16,6 +16,7 @@
 
 #include "core/alloc.h"
 #include "core/base64.h"
+#include "lua/call.h"
 #include "lua/convert.h"
 #include "lua/internal.h"
 #include "lua/xmcp_header.h"
@@ -1763,6 +1764,15 @@ static int dsl_server(lua_State *L)
             s->memory_mb = (size_t)v;
     }
     lua_settop(L, 1);
+    if (lua_getfield(L, 1, "request_state_ttl") != LUA_TNIL) {
+        if (!lua_isinteger(L, 2) || lua_tointeger(L, 2) < 1000 ||
+            lua_tointeger(L, 2) > 86400000) {
+            fail(&b, "'request_state_ttl' must be milliseconds from 1000 to 86400000");
+            goto fail;
+        }
+        s->request_state_ttl_ms = lua_tointeger(L, 2);
+    }
+    lua_settop(L, 1);
     if (lua_getfield(L, 1, "http") != LUA_TNIL && parse_http(&b, 2, &s->http))
         goto fail;
     lua_settop(L, 1);
@@ -1854,6 +1864,48 @@ static int dsl_base64(lua_State *L)
     return 1;
 }
 
+/* ---- snodo.notify: notifications to clients, from handlers ---- */
+
+/* Queues {"jsonrpc": "2.0", "method": method, "params": params} (takes
+ * params) for the engine, which delivers it after the handler returns. */
+static int queue(lua_State *L, const char *method, json_t *params)
+{
+    sn__loader *ld = lua_touserdata(L, lua_upvalueindex(1));
+    if (ld == NULL) {
+        json_decref(params);
+        return luaL_error(L, "snodo.notify works inside a server");
+    }
+    if (ld->outbox == NULL)
+        ld->outbox = json_array();
+    /* "o" takes the params, also when packing fails */
+    json_t *msg = json_pack("{ssssso}", "jsonrpc", "2.0", "method", method, "params",
+                            params ? params : json_object());
+    if (msg == NULL || json_array_append_new(ld->outbox, msg))
+        return luaL_error(L, "out of memory");
+    return 0;
+}
+
+static int notify_resource_updated(lua_State *L)
+{
+    const char *uri = luaL_checkstring(L, 1);
+    return queue(L, "notifications/resources/updated", json_pack("{ss}", "uri", uri));
+}
+
+static int notify_list_changed(lua_State *L)
+{
+    return queue(L, lua_tostring(L, lua_upvalueindex(2)), NULL);
+}
+
+static int notify_log(lua_State *L)
+{
+    const char *level = luaL_checkstring(L, 1);
+    const char *message = luaL_checkstring(L, 2);
+    luaL_argcheck(L, sn_log_level_index(level) >= 0, 1, "not an RFC 5424 level");
+    return queue(L, "notifications/message",
+                 json_pack("{sssss{ss}}", "level", level, "logger", "server", "data", "message",
+                           message));
+}
+
 /* ==== the module ========================================================= */
 
 static const luaL_Reg dsl_funcs[] = {
@@ -1912,19 +1964,39 @@ int sn__open_snodo(lua_State *L, sn__loader *loader)
     lua_pushcfunction(L, dsl_base64);
     lua_setfield(L, -2, "base64");
 
+    lua_createtable(L, 0, 5); /* snodo.notify, sharing the loader upvalue */
+    lua_pushlightuserdata(L, loader);
+    lua_pushcclosure(L, notify_resource_updated, 1);
+    lua_setfield(L, -2, "resource_updated");
+    lua_pushlightuserdata(L, loader);
+    lua_pushcclosure(L, notify_log, 1);
+    lua_setfield(L, -2, "log");
+    static const char *const lists[][2] = {
+        {"tools_list_changed", "notifications/tools/list_changed"},
+        {"prompts_list_changed", "notifications/prompts/list_changed"},
+        {"resources_list_changed", "notifications/resources/list_changed"}};
+    for (size_t i = 0; i < 3; i++) {
+        lua_pushlightuserdata(L, loader);
+        lua_pushstring(L, lists[i][1]);
+        lua_pushcclosure(L, notify_list_changed, 2);
+        lua_setfield(L, -2, lists[i][0]);
+    }
+    lua_setfield(L, -2, "notify");
+
     /* Lua decorates: result builders from lua/snodo/builders.lua, handed the
      * metatables that host/lua/call.c recognises. */
     lua_getglobal(L, "require");
     lua_pushliteral(L, "snodo.builders");
     lua_call(L, 1, 1); /* the decorate function */
     lua_pushvalue(L, -2);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 7);
     static const char *const tags[][2] = {{"content", SN_CONTENT_MT},
                                           {"result", SN_RESULT_MT},
                                           {"blob", SN_BLOB_MT},
                                           {"message", SN_MESSAGE_MT},
                                           {"completion", SN_COMPLETION_MT},
-                                          {"prompt_result", SN_PROMPT_RESULT_MT}};
+                                          {"prompt_result", SN_PROMPT_RESULT_MT},
+                                          {"input_required", SN_INPUT_MT}};
     for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
         luaL_newmetatable(L, tags[i][1]);
         lua_setfield(L, -2, tags[i][0]);

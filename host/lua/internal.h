@@ -2,6 +2,7 @@
 #ifndef SN_LUA_INTERNAL_H
 #define SN_LUA_INTERNAL_H
 
+#include <jansson.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #define SN_RESULT_MT        "snodo.Result"
 #define SN_BLOB_MT          "snodo.Blob"
 #define SN_MESSAGE_MT       "snodo.Message"
+#define SN_INPUT_MT "snodo.InputRequired"
 #define SN_COMPLETION_MT    "snodo.Completion"
 #define SN_PROMPT_RESULT_MT "snodo.PromptResult"
 
@@ -27,6 +29,7 @@ typedef struct sn__loader {
     const char *file; /* relative path of the file being loaded, or NULL */
     const char *dir;  /* the server directory, as given */
     bool loading;     /* the phase guard: registration only while true */
+    json_t *outbox;   /* snodo.notify.* messages waiting for the engine (owned) */
     bool server_seen; /* snodo.server{} was called */
 } sn__loader;
 

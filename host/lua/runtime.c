@@ -628,6 +628,7 @@ static void set_defaults(sn_catalog *c)
     s->page_size = 100;
     s->max_message_bytes = 4u << 20;
     s->call_timeout_ms = 30000;
+    s->request_state_ttl_ms = 600000;
     s->memory_mb = 256;
     s->validator = SN_VALIDATE_FULL;
     s->init_ref = s->options_ref = LUA_NOREF;
@@ -836,6 +837,7 @@ void sn_runtime_free(sn_runtime *rt)
         return;
     if (rt->current)
         snapshot_free(NULL, rt->current); /* the VM goes away whole */
+    json_decref(rt->loader.outbox);
     if (rt->L)
         lua_close(rt->L);
     sn_free(rt->dir);
@@ -845,6 +847,13 @@ void sn_runtime_free(sn_runtime *rt)
 const sn_catalog *sn_runtime_catalog(const sn_runtime *rt)
 {
     return &rt->current->catalog;
+}
+
+json_t *sn_runtime_take_outbox(sn_runtime *rt)
+{
+    json_t *box = rt->loader.outbox;
+    rt->loader.outbox = NULL;
+    return box ? box : json_array();
 }
 
 const char *sn_runtime_dir(const sn_runtime *rt)

@@ -43,6 +43,10 @@ const sn_catalog *sn_runtime_acquire(sn_runtime *rt);
 void sn_runtime_release(sn_runtime *rt, const sn_catalog *cat);
 
 lua_State *sn_runtime_lua(sn_runtime *rt);
+
+/* What handlers sent with snodo.notify.* since the last call: an array of
+ * notification messages, returned owned (empty when nothing was sent). */
+json_t *sn_runtime_take_outbox(sn_runtime *rt);
 const char *sn_runtime_dir(const sn_runtime *rt); /* as given to sn_runtime_load */
 
 /* Writes the catalog as a human-readable listing (for `snodo check`). */

@@ -17,10 +17,12 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "lua/call.h"
 #include "proto/headers.h"
 #include "proto/internal.h"
+#include "proto/request_state.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CAPS    "io.modelcontextprotocol/clientCapabilities"
@@ -29,11 +31,18 @@
 #define META_SERVER  "io.modelcontextprotocol/serverInfo"
 
 struct sn_engine {
-    sn_runtime *rt; /* borrowed */
+    sn_runtime *rt;           /* borrowed */
+    sn_session *sessions;     /* every live session, for notifications */
+    sn_session_send_cb *send; /* delivers to a session outside a request */
+    void *send_ud;
+    sn_state_key *state_key; /* signs requestState (2026-07-28 input round trips) */
+    sn_clock_fn *now_ms;     /* wall clock for state expiries; tests may fix it */
 };
 
 struct sn_session {
     sn_engine *engine;
+    sn_session *prev, *next; /* the engine's list */
+    json_t *subscriptions;   /* resources/subscribe: {uri: true} */
     char *id;
     char *protocol; /* negotiated version, NULL before initialize */
     json_t *client_info;
@@ -62,12 +71,42 @@ sn_err sn_engine_create(sn_runtime *rt, sn_engine **out)
     if (e == NULL)
         return SN_ENOMEM;
     e->rt = rt;
+    e->now_ms = sn_clock_now_ms;
+    bool generated = false;
+    sn_diag diag = {.message = "", .pointer = ""};
+    sn_err err = sn_state_key_from_env(&e->state_key, &generated, &diag);
+    if (err) {
+        sn_log(SN_LOG_ERROR, "%s", diag.message[0] ? diag.message : sn_err_str(err));
+        sn_free(e);
+        return err;
+    }
+    if (generated)
+        sn_log(SN_LOG_INFO, "no " SN_STATE_SECRET_ENV " set: signing requestState with a "
+                            "per-process secret; input round trips will not survive a restart "
+                            "or reach another replica");
     *out = e;
     return SN_OK;
 }
 
+void sn_engine_set_clock(sn_engine *e, sn_clock_fn *now_ms)
+{
+    e->now_ms = now_ms ? now_ms : sn_clock_now_ms;
+}
+
+const sn_state_key *sn__engine_state_key(const sn_engine *e)
+{
+    return e->state_key;
+}
+
+long long sn__engine_now_ms(const sn_engine *e)
+{
+    return e->now_ms();
+}
+
 void sn_engine_free(sn_engine *e)
 {
+    if (e)
+        sn_state_key_free(e->state_key);
     sn_free(e);
 }
 
@@ -79,10 +118,16 @@ sn_session *sn_session_new(sn_engine *e, const char *id)
     s->engine = e;
     s->log_level = -1;
     s->assigns_ref = -2; /* LUA_NOREF: created on initialize */
-    if (id && (s->id = sn_strndup(id, strlen(id))) == NULL) {
+    if ((id && (s->id = sn_strndup(id, strlen(id))) == NULL) ||
+        (s->subscriptions = json_object()) == NULL) {
+        sn_free(s->id);
         sn_free(s);
         return NULL;
     }
+    s->next = e->sessions;
+    if (e->sessions)
+        e->sessions->prev = s;
+    e->sessions = s;
     return s;
 }
 
@@ -92,6 +137,13 @@ void sn_session_free(sn_session *s)
         return;
     if (s->assigns_ref >= 0)
         sn_call_free_assigns(s->engine->rt, s->assigns_ref);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        s->engine->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    json_decref(s->subscriptions);
     sn_free(s->id);
     sn_free(s->protocol);
     json_decref(s->client_info);
@@ -102,6 +154,11 @@ void sn_session_free(sn_session *s)
 bool sn_session_initialized(const sn_session *s)
 {
     return s && s->protocol;
+}
+
+const char *sn_session_id(const sn_session *s)
+{
+    return s ? s->id : NULL;
 }
 
 const char *sn_session_protocol(const sn_session *s)
@@ -221,7 +278,9 @@ static json_t *server_capabilities(const sn__request *r)
     if (c->tools.count)
         json_object_set_new(caps, "tools", json_pack(list_caps, "listChanged", 1));
     if (c->resources.count || c->templates.count)
-        json_object_set_new(caps, "resources", json_pack(list_caps, "listChanged", 1));
+        json_object_set_new(caps, "resources",
+                            r->stateless ? json_object()
+                                         : json_pack("{sbsb}", "subscribe", 1, "listChanged", 1));
     if (c->prompts.count)
         json_object_set_new(caps, "prompts", json_pack(list_caps, "listChanged", 1));
     if (c->completions)
@@ -341,6 +400,33 @@ static void on_set_level(sn__request *r)
     sn__reply_result(r, json_object());
 }
 
+/* resources/subscribe and unsubscribe (initialize era): the session hears
+ * notifications/resources/updated for the URI when a handler calls
+ * snodo.notify.resource_updated(uri). */
+static void on_subscribe(sn__request *r, bool on)
+{
+    const char *uri = json_string_value(json_object_get(r->params, "uri"));
+    if (uri == NULL) {
+        sn__reply_error(r, -32602, "Invalid params: \"uri\" must be the resource's URI", NULL);
+        return;
+    }
+    if (on)
+        json_object_set_new(r->session->subscriptions, uri, json_true());
+    else
+        json_object_del(r->session->subscriptions, uri);
+    sn__reply_result(r, json_object());
+}
+
+static void on_resources_subscribe(sn__request *r)
+{
+    on_subscribe(r, true);
+}
+
+static void on_resources_unsubscribe(sn__request *r)
+{
+    on_subscribe(r, false);
+}
+
 static void on_notification(sn__request *r)
 {
     (void)r; /* initialized, cancelled, roots/list_changed: nothing to answer */
@@ -389,6 +475,8 @@ static const method methods[] = {
     {"prompts/list", sn__on_prompts_list, M_LEGACY | M_MODERN},
     {"prompts/get", sn__on_prompts_get, M_LEGACY | M_MODERN},
     {"completion/complete", sn__on_complete, M_LEGACY | M_MODERN},
+    {"resources/subscribe", on_resources_subscribe, M_LEGACY},
+    {"resources/unsubscribe", on_resources_unsubscribe, M_LEGACY},
     {"notifications/initialized", on_notification, M_LEGACY | M_NOTIFICATION},
     {"notifications/cancelled", on_notification, M_LEGACY | M_MODERN | M_NOTIFICATION},
     {"notifications/roots/list_changed", on_notification, M_LEGACY | M_NOTIFICATION},
@@ -434,6 +522,7 @@ void sn__frame_init(sn__request *r, sn_frame *f)
         f->log_level = r->session->log_level;
         f->assigns_ref = r->session->assigns_ref;
     }
+    r->frame_caps = f->client_capabilities;
     if (f->progress_token && !json_is_string(f->progress_token) &&
         !json_is_integer(f->progress_token))
         f->progress_token = NULL;
@@ -588,7 +677,61 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
 done:
     json_decref(doc);
     sn_runtime_release(e->rt, r.cat);
+    sn_engine_flush(e);
     return r.failed ? SN_ENOMEM : SN_OK;
+}
+
+/* ==== notifications from handlers ========================================= */
+
+void sn_engine_set_sender(sn_engine *e, sn_session_send_cb *send, void *ud)
+{
+    e->send = send;
+    e->send_ud = ud;
+}
+
+static void send_json(sn_engine *e, sn_session *s, const json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+    if (text)
+        e->send(e->send_ud, s, text, strlen(text));
+    sn_free(text);
+}
+
+/* Who hears what (initialize-era sessions; 2026-07-28 would hear it on
+ * subscriptions/listen, which is not served yet): resource updates go to the
+ * sessions subscribed to the URI, list changes to every session, log
+ * messages to sessions at or below the message's level. */
+static void deliver(sn_engine *e, const json_t *msg)
+{
+    const char *name = json_string_value(json_object_get(msg, "method"));
+    json_t *params = json_object_get(msg, "params");
+    for (sn_session *s = e->sessions; s; s = s->next) {
+        if (!sn_session_initialized(s))
+            continue;
+        bool to = true;
+        if (strcmp(name, "notifications/resources/updated") == 0) {
+            const char *uri = json_string_value(json_object_get(params, "uri"));
+            to = uri && json_object_get(s->subscriptions, uri);
+        } else if (strcmp(name, "notifications/message") == 0) {
+            const char *level = json_string_value(json_object_get(params, "level"));
+            to = s->log_level >= 0 && level && sn_log_level_index(level) >= s->log_level;
+        }
+        if (to)
+            send_json(e, s, msg);
+    }
+}
+
+void sn_engine_flush(sn_engine *e)
+{
+    json_t *box = sn_runtime_take_outbox(e->rt);
+    size_t i;
+    json_t *msg;
+    json_array_foreach(box, i, msg)
+    {
+        if (e->send)
+            deliver(e, msg);
+    }
+    json_decref(box);
 }
 
 /* ==== reload ================================================================ */

@@ -41,6 +41,10 @@ sn_err sn_engine_create(sn_runtime *rt, sn_engine **out);
 void sn_engine_free(sn_engine *e); /* NULL is fine */
 sn_runtime *sn_engine_runtime(const sn_engine *e);
 
+/* Replaces the wall clock that requestState expiries use (NULL: the real
+ * one). For tests. */
+void sn_engine_set_clock(sn_engine *e, long long (*now_ms)(void));
+
 /* A session for initialize-era clients: the stdio process has one, HTTP one
  * per Mcp-Session-Id. `id` (borrows; may be NULL) is what ctx.session_id
  * shows. Release with sn_session_free before the engine. */
@@ -103,5 +107,16 @@ sn_err sn_engine_reload(sn_engine *e, sn_reload_report *report, sn_diag *diag);
  * (initialize-era sessions only; nothing for an unchanged list). */
 void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_report *report,
                               sn_emit_cb *emit, void *ud);
+
+/* Delivers a message to one session outside any request (a notification a
+ * handler sent with snodo.notify.*): the transport writes it to the
+ * session's stream (stdio: stdout; HTTP: its GET stream). */
+typedef void sn_session_send_cb(void *ud, sn_session *s, const char *json, size_t len);
+void sn_engine_set_sender(sn_engine *e, sn_session_send_cb *send, void *ud);
+
+/* Sends what handlers queued with snodo.notify.* to the sessions that asked
+ * for it. sn_engine_handle flushes at its end; call after other Lua runs. */
+void sn_engine_flush(sn_engine *e);
+const char *sn_session_id(const sn_session *s); /* NULL without one */
 
 #endif

@@ -21,6 +21,7 @@ typedef struct sn__request {
     json_t *id;          /* NULL for a notification */
     json_t *params;      /* NULL when absent */
     json_t *meta;        /* params._meta when an object, else NULL */
+    const json_t *frame_caps; /* the client capabilities this request declares */
     const char *version; /* the protocol revision this message is served in */
     bool stateless;
     bool is_notification;
@@ -43,6 +44,25 @@ sn_runtime *sn__engine_runtime(const sn_engine *e);
  * replying -32602 for a bad cursor. */
 bool sn__page(sn__request *r, const sn_component_list *list, size_t *first, size_t *last,
               json_t **next_cursor);
+
+/* 2026-07-28 input round trips (proto/input.c). sn__input_begin checks a
+ * retry's inputResponses and opens its requestState into the frame (the
+ * value in *state is owned by the caller); false after replying -32602.
+ * sn__input_reply answers a handler's snodo.input_required(): -32021 when
+ * the client did not declare what it asks for, else input_required with
+ * the state sealed; an initialize-era request gets an error instead. */
+typedef struct sn__input_target {
+    const char *kind;        /* "tools/call", "prompts/get", "resources/read" */
+    const char *target;      /* tool or prompt name, or resource URI */
+    const json_t *arguments; /* as sent, or NULL */
+} sn__input_target;
+
+bool sn__input_begin(sn__request *r, const sn__input_target *t, sn_frame *frame, json_t **state);
+void sn__input_reply(sn__request *r, const sn__input_target *t, sn_call_outcome *out);
+
+struct sn_state_key;
+const struct sn_state_key *sn__engine_state_key(const sn_engine *e);
+long long sn__engine_now_ms(const sn_engine *e);
 
 void sn__on_tools_list(sn__request *r);
 void sn__on_tools_call(sn__request *r);

@@ -88,10 +88,19 @@ void sn__on_prompts_get(sn__request *r)
     json_t *empty = args && json_is_object(args) ? NULL : json_object();
     sn_frame frame;
     sn__frame_init(r, &frame);
+    sn__input_target target = {"prompts/get", name, json_object_get(r->params, "arguments")};
+    json_t *state = NULL;
+    if (!sn__input_begin(r, &target, &frame, &state)) {
+        json_decref(empty);
+        return;
+    }
     sn_call_outcome out;
     sn_call_render(rt, p, empty ? empty : args, &frame, &out);
     json_decref(empty);
-    if (out.rpc_code)
+    json_decref(state);
+    if (out.input_required)
+        sn__input_reply(r, &target, &out);
+    else if (out.rpc_code)
         sn__reply_error(r, out.rpc_code, out.rpc_message, json_incref(out.rpc_data));
     else
         sn__reply_result(r, json_incref(out.result));

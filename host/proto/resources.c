@@ -145,10 +145,19 @@ void sn__on_resources_read(sn__request *r)
     sn_runtime *rt = sn__engine_runtime(r->engine);
     sn_frame frame;
     sn__frame_init(r, &frame);
+    sn__input_target target = {"resources/read", uri, NULL};
+    json_t *state = NULL;
+    if (!sn__input_begin(r, &target, &frame, &state)) {
+        json_decref(vars);
+        return;
+    }
     sn_call_outcome out;
     sn_call_read(rt, res, uri, vars, &frame, &out);
     json_decref(vars);
-    if (out.not_found) {
+    json_decref(state);
+    if (out.input_required) {
+        sn__input_reply(r, &target, &out); /* not cacheable: no ttlMs / cacheScope */
+    } else if (out.not_found) {
         not_found(r, uri);
     } else if (out.rpc_code) {
         int code = out.rpc_code == -32002 && r->stateless ? -32602 : out.rpc_code;

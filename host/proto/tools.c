@@ -123,12 +123,17 @@ void sn__on_tools_call(sn__request *r)
         sn__reply_error(r, -32602, "Invalid params: tool arguments must be an object", NULL);
         return;
     }
-    if (check_required(r, t, args) && check_schema(r, t, args)) {
-        sn_frame frame;
-        sn__frame_init(r, &frame);
+    sn_frame frame;
+    sn__frame_init(r, &frame);
+    sn__input_target target = {"tools/call", name, json_object_get(r->params, "arguments")};
+    json_t *state = NULL;
+    if (check_required(r, t, args) && check_schema(r, t, args) &&
+        sn__input_begin(r, &target, &frame, &state)) {
         sn_call_outcome out;
         if (sn_call_tool(rt, t, args, &frame, &out) != SN_OK) {
             sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+        } else if (out.input_required) {
+            sn__input_reply(r, &target, &out);
         } else if (out.rpc_code) {
             sn__reply_error(r, out.rpc_code, out.rpc_message, json_incref(out.rpc_data));
         } else {
@@ -139,5 +144,6 @@ void sn__on_tools_call(sn__request *r)
         }
         sn_call_outcome_clear(&out);
     }
+    json_decref(state);
     json_decref(empty);
 }

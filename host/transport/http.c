@@ -125,7 +125,8 @@ struct sn_http_server {
     uv_timer_t keepalive, deadline;
     sn_engine *engine;
     sn_http_config cfg;
-    const sn_http_options *opt;
+    const sn_http_options *opt; /* &opt_copy, or NULL */
+    sn_http_options opt_copy;
     char path[128];
     bool loopback; /* bound to a loopback address: Host is checked by default */
     int port;
@@ -1365,6 +1366,14 @@ static void reload(void *ud)
         sn_engine_notify_changes(s->engine, e->session, &report, emit_to_stream, e);
 }
 
+/* snodo.notify.* reaches a session on its standalone GET stream */
+static void send_to_session(void *ud, sn_session *session, const char *json, size_t len)
+{
+    const char *id = sn_session_id(session);
+    if (id)
+        sn_http_notify(ud, id, json, len);
+}
+
 static void on_sighup(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -1435,7 +1444,13 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
         return UV_ENOMEM;
     s->engine = e;
     s->cfg = *cfg;
-    s->opt = cfg->options;
+    /* a copy: the options live in a catalog snapshot, which a reload frees
+     * (the listener's options take effect at start) */
+    if (cfg->options) {
+        s->opt_copy = *cfg->options;
+        s->opt = &s->opt_copy;
+    }
+    s->cfg.options = s->opt;
     snprintf(s->path, sizeof s->path, "%s", cfg->path ? cfg->path : "/mcp");
     s->max_body = cfg->max_body ? cfg->max_body : DEFAULT_MAX_BODY;
     s->max_head = cfg->max_head ? cfg->max_head : DEFAULT_MAX_HEAD;
@@ -1502,6 +1517,7 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
         uv_signal_start(&s->sighup, on_sighup, SIGHUP);
         s->signals_on = true;
     }
+    sn_engine_set_sender(s->engine, send_to_session, s);
     if (cfg->watch) {
         int wrc = sn_watch_start(&s->loop, sn_runtime_dir(sn_engine_runtime(s->engine)), 0, reload,
                                  s, &s->watch);

@@ -152,6 +152,14 @@ static void reload(void *ud)
         sn_engine_notify_changes(s->engine, s->session, &report, s->emit, s);
 }
 
+/* snodo.notify.* reaches the process's one session */
+static void send_to_session(void *ud, sn_session *session, const char *json, size_t len)
+{
+    stdio_server *s = ud;
+    if (session == s->session)
+        s->emit(s, json, len);
+}
+
 static void on_sighup(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -263,9 +271,12 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
     s.max_line = opts && opts->max_line ? opts->max_line : DEFAULT_MAX_LINE;
     if ((s.session = sn_session_new(e, NULL)) == NULL)
         return -1;
+    sn_engine_set_sender(e, send_to_session, &s);
     if (!pollable(in_fd) || !pollable(out_fd)) {
         s.emit = emit_blocking;
-        return serve_blocking(&s, in_fd);
+        int brc = serve_blocking(&s, in_fd);
+        sn_engine_set_sender(e, NULL, NULL);
+        return brc;
     }
     s.emit = emit;
     int rc = uv_loop_init(&s.loop);
@@ -300,6 +311,7 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
     }
     uv_read_start((uv_stream_t *)&s.in, on_alloc, on_read);
     uv_run(&s.loop, UV_RUN_DEFAULT);
+    sn_engine_set_sender(e, NULL, NULL);
     uv_loop_close(&s.loop);
     sn_session_free(s.session);
     sn_free(s.line);

@@ -114,6 +114,60 @@ return function(snodo, mt)
     return tag(r, mt.completion)
   end
 
+  --- Stateless-era input (2026-07-28 multi round-trip): return
+  --- snodo.input_required():elicit(key, message, schema):state(value) and the
+  --- client retries with the answers, read with ctx:input_response(key) and
+  --- ctx:request_state(). Keys are unique within one result.
+  local Input = {}
+  mt.input_required.__index = Input
+
+  local function add(self, key, request)
+    assert(type(key) == "string" and key ~= "", "an input request needs a non-empty string key")
+    if self.requests[key] ~= nil then
+      error(("input request key '%s' is used twice"):format(key), 3)
+    end
+    self.requests[key] = request
+    return self
+  end
+
+  --- A form: elicitation/create with a flat object schema of primitives.
+  function Input:elicit(key, message, schema)
+    assert(type(message) == "string", "elicit needs a message")
+    return add(self, key, { method = "elicitation/create", params = {
+      message = message,
+      requestedSchema = schema or { type = "object", properties = {} },
+    } })
+  end
+
+  --- URL mode: the user completes an interaction at `url` out of band.
+  function Input:elicit_url(key, message, url)
+    assert(type(message) == "string" and type(url) == "string", "elicit_url needs a message and a URL")
+    return add(self, key, { method = "elicitation/create",
+                            params = { mode = "url", message = message, url = url } })
+  end
+
+  --- sampling/createMessage with its params (messages, maxTokens, ...).
+  function Input:sample(key, params)
+    assert(type(params) == "table", "sample needs the sampling/createMessage params")
+    return add(self, key, { method = "sampling/createMessage", params = params })
+  end
+
+  --- roots/list.
+  function Input:list_roots(key)
+    return add(self, key, { method = "roots/list", params = {} })
+  end
+
+  --- A value that comes back on the retry as ctx:request_state(), signed.
+  function Input:state(value)
+    self.has_state = true
+    self.state_value = value
+    return self
+  end
+
+  function snodo.input_required()
+    return tag({ requests = {} }, mt.input_required)
+  end
+
   snodo.content_mt = mt.content
   return snodo
 end

@@ -40,3 +40,16 @@ prompt "test_prompt_with_image" {
     }
   end,
 }
+
+snodo.prompt "test_input_required_result_prompt" {
+  description = "Asks for context before rendering",
+  render = function(_, ctx)
+    local r = ctx:input_response("user_context")
+    if type(r) == "table" and r.action == "accept" and type(r.content) == "table" then
+      return "Prompt with context: " .. tostring(r.content.context)
+    end
+    return snodo.input_required():elicit("user_context", "What context should the prompt use?",
+      { type = "object", properties = { context = { type = "string" } },
+        required = { "context" } })
+  end,
+}

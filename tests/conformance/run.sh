@@ -78,7 +78,7 @@ requirements=$suite/node_modules/@modelcontextprotocol/conformance/requirements
 # The server, on a free loopback port (port 0; the log line names the port).
 log=$cache/server.log
 results=$cache/results
-rm -rf "$results"
+rm -rf "$results" "$log" # a stale log could name the last run's port
 "$bin" serve "$here" --http 127.0.0.1:0 2>"$log" &
 pid=$!
 port=

@@ -86,11 +86,13 @@ tool "test_logging_tool" {
 tool "test_missing_capability" {
   description = "Needs the client's sampling capability",
   call = function(_, ctx)
-    if not ctx:supports("sampling") then
-      error(snodo.errors.new(-32021, "Missing required client capability: sampling",
-                             { requiredCapabilities = { sampling = {} } }))
-    end
-    return "The client declared sampling"
+    local answer = ctx:input_response("capital")
+    if answer then return "The client declared sampling" end
+    -- the host refuses this with -32021 when the client did not declare sampling
+    return snodo.input_required():sample("capital", {
+      messages = { { role = "user", content = { type = "text", text = "Capital of France?" } } },
+      maxTokens = 10,
+    })
   end,
 }
 
@@ -135,4 +137,139 @@ tool "json_schema_2020_12_tool" {
     additionalProperties = false,
   },
   call = function() return "ok" end,
+}
+
+-- ---- C.6: multi round-trip input (2026-07-28) ----
+
+local name_schema = { type = "object", properties = { name = { type = "string" } },
+                      required = { "name" } }
+local confirm_schema = { type = "object", properties = { ok = { type = "boolean" } },
+                         required = { "ok" } }
+
+local function accepted(ctx, key)
+  local r = ctx:input_response(key)
+  if type(r) == "table" and r.action == "accept" and type(r.content) == "table" then
+    return r.content
+  end
+end
+
+local function sampled_text(ctx, key)
+  local r = ctx:input_response(key)
+  if type(r) == "table" and type(r.content) == "table" then return r.content.text end
+end
+
+tool "test_input_required_result_elicitation" {
+  description = "Asks for the user's name, then greets",
+  call = function(_, ctx)
+    local answer = accepted(ctx, "user_name")
+    if answer and answer.name then return ("Hello, %s!"):format(answer.name) end
+    return snodo.input_required():elicit("user_name", "What is your name?", name_schema)
+  end,
+}
+
+tool "test_input_required_result_sampling" {
+  description = "Asks the client's model a question",
+  call = function(_, ctx)
+    local text = sampled_text(ctx, "capital_question")
+    if text then return "The model answered: " .. text end
+    return snodo.input_required():sample("capital_question", {
+      messages = { { role = "user",
+                     content = { type = "text", text = "What is the capital of France?" } } },
+      maxTokens = 100,
+    })
+  end,
+}
+
+tool "test_input_required_result_list_roots" {
+  description = "Lists the client's roots",
+  call = function(_, ctx)
+    local r = ctx:input_response("client_roots")
+    if type(r) == "table" and type(r.roots) == "table" then
+      return ("Found %d root(s)"):format(#r.roots)
+    end
+    return snodo.input_required():list_roots("client_roots")
+  end,
+}
+
+tool "test_input_required_result_request_state" {
+  description = "Asks for a confirmation and carries state across the retry",
+  call = function(_, ctx)
+    local state = ctx:request_state()
+    if accepted(ctx, "confirm") and type(state) == "table" and state.step == "confirm" then
+      return "Confirmed: state-ok"
+    end
+    return snodo.input_required():elicit("confirm", "Please confirm", confirm_schema)
+                                 :state({ step = "confirm" })
+  end,
+}
+
+tool "test_input_required_result_multiple_inputs" {
+  description = "Asks for three inputs at once",
+  call = function(_, ctx)
+    local name, greeting = accepted(ctx, "user_name"), sampled_text(ctx, "greeting")
+    local roots = ctx:input_response("client_roots")
+    if name and greeting and type(roots) == "table" then
+      return ("%s, %s (%d roots)"):format(greeting, name.name or "?", #(roots.roots or {}))
+    end
+    return snodo.input_required()
+      :elicit("user_name", "What is your name?", name_schema)
+      :sample("greeting", {
+        messages = { { role = "user", content = { type = "text", text = "Generate a greeting" } } },
+        maxTokens = 50,
+      })
+      :list_roots("client_roots")
+      :state({ step = "all" })
+  end,
+}
+
+tool "test_input_required_result_multi_round" {
+  description = "Two rounds of questions, the state changing between them",
+  call = function(_, ctx)
+    local state = ctx:request_state()
+    if type(state) == "table" and state.round == 2 then
+      local color = accepted(ctx, "step2")
+      if color and color.color then
+        return ("Multi-round complete for %s who likes %s"):format(state.name, color.color)
+      end
+    end
+    if type(state) == "table" and state.round == 1 then
+      local answer = accepted(ctx, "step1")
+      if answer and answer.name then
+        return snodo.input_required()
+          :elicit("step2", "Step 2: What is your favorite color?",
+                  { type = "object", properties = { color = { type = "string" } },
+                    required = { "color" } })
+          :state({ round = 2, name = answer.name })
+      end
+    end
+    return snodo.input_required()
+      :elicit("step1", "Step 1: What is your name?", name_schema)
+      :state({ round = 1 })
+  end,
+}
+
+tool "test_input_required_result_tampered_state" {
+  description = "Signed state: a tampered retry is refused before this runs",
+  call = function(_, ctx)
+    if accepted(ctx, "confirm") and ctx:request_state() then return "Confirmed" end
+    return snodo.input_required():elicit("confirm", "Please confirm", confirm_schema)
+                                 :state({ step = "confirm" })
+  end,
+}
+
+tool "test_input_required_result_capabilities" {
+  description = "Asks only for what the client declared",
+  call = function(_, ctx)
+    if ctx.request_meta and next(ctx:input_response("q") or {}) then return "Thanks" end
+    local input = snodo.input_required()
+    if ctx:supports("elicitation.form") then
+      return input:elicit("q", "Anything to add?", { type = "object", properties = {} })
+    elseif ctx:supports("sampling") then
+      return input:sample("q", { messages = { { role = "user",
+        content = { type = "text", text = "Anything to add?" } } }, maxTokens = 20 })
+    elseif ctx:supports("roots") then
+      return input:list_roots("q")
+    end
+    return "Nothing to ask this client"
+  end,
 }

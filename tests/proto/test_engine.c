@@ -24,6 +24,19 @@ static void collect(void *ud, const char *json, size_t len)
     l->count++;
 }
 
+/* snodo.notify.* reaches sessions through the engine's sender */
+typedef struct sender {
+    lines *out;
+    sn_session *session;
+} sender;
+
+static void send_to(void *ud, sn_session *s, const char *json, size_t len)
+{
+    sender *snd = ud;
+    if (s == snd->session)
+        collect(snd->out, json, len);
+}
+
 ParameterizedTestParameters(engine, replays_transcript)
 {
     return transcript_params();
@@ -48,6 +61,8 @@ ParameterizedTest(struct transcript_name *param, engine, replays_transcript, .in
     cr_assert_eq(sn_engine_create(rt, &e), SN_OK);
     sn_session *s = sn_session_new(e, NULL);
     lines out = {NULL, 0};
+    sender snd = {&out, s};
+    sn_engine_set_sender(e, send_to, &snd);
     for (size_t i = 0; i < t.nclient; i++) {
         size_t len = strlen(t.client[i]);
         if (len && t.client[i][len - 1] == '\r')

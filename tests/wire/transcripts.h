@@ -13,6 +13,7 @@ static const char *const sn_transcripts[] = {
     "resources_routes.txt",
     "resources_prompts.txt",
     "budgets.txt",
+    "subscriptions.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
