@@ -45,8 +45,8 @@ bool sn__input_begin(sn__request *r, const sn__input_target *t, sn_frame *frame,
     sn_diag diag = {.message = "", .pointer = ""};
     sn_err err = sn_state_open(sn__engine_state_key(r->engine), &b, json_string_value(token),
                                sn__engine_now_ms(r->engine), state, &diag);
-    if (err == SN_ENOMEM) {
-        sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+    if (err == SN_ENOMEM || err == SN_EIO) { /* the server's trouble, not the client's */
+        sn__reply_error(r, -32603, "Internal error: the requestState could not be checked", NULL);
         return false;
     }
     if (err) { /* refused before the handler runs */
