@@ -832,11 +832,11 @@ static sn_err num_kw(cc *c, entry *e, const char *name, sn__num *out, bool *pres
     if (v == NULL)
         return SN_OK;
     if (json_is_integer(v)) {
-        *out = (sn__num){(double)json_integer_value(v), json_integer_value(v), true};
+        *out = (sn__num){(double)json_integer_value(v), json_integer_value(v), true, NULL};
         return SN_OK;
     }
     if (json_is_real(v)) {
-        *out = (sn__num){json_real_value(v), 0, false};
+        *out = (sn__num){json_real_value(v), 0, false, NULL};
         return SN_OK;
     }
     return fail(c, SN_ESCHEMA, e, name, NULL, "%s must be a number", name);
@@ -1162,6 +1162,12 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
             continue;
         if (nums[i].kind == SN__OP_MULTIPLE && !(num.is_int ? num.i > 0 : num.d > 0))
             return fail(c, SN_ESCHEMA, e, "multipleOf", NULL, "multipleOf must be greater than 0");
+        /* The message text is ready before any instance fails. */
+        char text[40];
+        sn__num_format(&num, text, sizeof text);
+        num.text = sn__arena_strndup(&c->s->arena, text, strlen(text));
+        if (num.text == NULL)
+            return SN_ENOMEM;
         PUSH(nums[i].kind, SN__T_NUMBER)->u.num = num;
     }
 
@@ -1351,8 +1357,10 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
         const json_t *da =
             json_is_object(t->json) ? json_object_get(t->json, "$dynamicAnchor") : NULL;
         if (hash && hash[1] != '/' && json_is_string(da) &&
-            strcmp(json_string_value(da), hash + 1) == 0)
+            strcmp(json_string_value(da), hash + 1) == 0) {
             op->u.dyn.name = (uint32_t)((uintptr_t)str_get(&c->names, hash + 1) - 1);
+            c->s->dynamic = true;
+        }
     }
     static const struct {
         const char *name;
@@ -1439,6 +1447,11 @@ static sn_err compile_entry(cc *c, entry *e)
     memcpy(v, ops + skip, nops * sizeof *v);
     n->ops = v;
     n->nops = (uint32_t)nops;
+    bool scalar = true;
+    for (size_t i = 0; i < nops; i++)
+        scalar = scalar && v[i].kind <= SN__OP_FORMAT;
+    if (scalar)
+        n->flags |= SN__NODE_SCALAR;
     return SN_OK;
 }
 
@@ -1492,6 +1505,122 @@ static sn_err check_cycles(cc *c, entry *all)
     }
     sn_free(st);
     return err;
+}
+
+/* ======================================================================
+ * Shortcuts: a node that is only a static $ref is its target
+ * ====================================================================== */
+
+/* Without a $dynamicRef that reads the dynamic scope, evaluating
+ * {"$ref": X} is evaluating X: the same result, the same message, the same
+ * annotations. Children then point at X directly, which saves a step per
+ * item of a recursive schema such as {"items": {"$ref": "#"}}. */
+static const sn__node *through_refs(const sn__node *n)
+{
+    /* In-place cycles were rejected by check_cycles; the bound is a guard. */
+    for (int hops = 0; hops < 64 && n && n->nops == 1 && n->types == SN__T_ANY && n->flags == 0;
+         hops++) {
+        const sn__op *op = &n->ops[0];
+        if (op->kind != SN__OP_REF && !(op->kind == SN__OP_DYNREF && op->u.dyn.name == UINT32_MAX))
+            break;
+        n = op->u.dyn.target;
+    }
+    return n;
+}
+
+static void shorten(const sn__node **slot)
+{
+    *slot = through_refs(*slot);
+}
+
+static void shorten_list(const sn__node *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        shorten((const sn__node **)&v[i]); /* arena memory, written only here */
+}
+
+static void shorten_op(sn__op *op)
+{
+    switch (op->kind) {
+    case SN__OP_PROPS:
+    case SN__OP_REQUIRED: {
+        sn__props *p = (sn__props *)op->u.props; /* arena memory, written only here */
+        for (size_t i = 0; i < p->nlist; i++)
+            shorten(&((sn__prop *)p->list)[i].child);
+        for (size_t i = 0; p->slots && i <= p->mask; i++)
+            shorten(&p->slots[i].child);
+        for (size_t i = 0; i < p->npats; i++)
+            shorten(&((sn__patprop *)p->pats)[i].child);
+        shorten(&p->additional);
+        break;
+    }
+    case SN__OP_PROPNAMES:
+    case SN__OP_NOT:
+        shorten(&op->u.child);
+        break;
+    case SN__OP_DEPSCHEMAS:
+        for (size_t i = 0; i < op->u.deps.n; i++)
+            shorten(&((sn__dep *)op->u.deps.v)[i].child);
+        break;
+    case SN__OP_ITEMS:
+        shorten_list(op->u.items.prefix, op->u.items.nprefix);
+        shorten(&op->u.items.items);
+        break;
+    case SN__OP_CONTAINS:
+        shorten(&op->u.contains.child);
+        break;
+    case SN__OP_REF:
+    case SN__OP_DYNREF:
+        if (op->u.dyn.name == UINT32_MAX)
+            shorten(&op->u.dyn.target);
+        break;
+    case SN__OP_ALLOF:
+    case SN__OP_ANYOF:
+    case SN__OP_ONEOF:
+        shorten_list(op->u.nodes.v, op->u.nodes.n);
+        break;
+    case SN__OP_IF:
+        shorten(&op->u.cond.cond);
+        shorten(&op->u.cond.then);
+        shorten(&op->u.cond.els);
+        break;
+    case SN__OP_UNEVAL_PROPS:
+    case SN__OP_UNEVAL_ITEMS:
+        shorten(&op->u.uneval.child);
+        break;
+    default:
+        break;
+    }
+}
+
+static uint8_t shape_of(const sn__node *n)
+{
+    if (n->nops == 1 && n->ops[0].kind == SN__OP_PROPS && n->ops[0].u.props->npats == 0)
+        return SN__SHAPE_OBJECT;
+    for (uint32_t i = 0; i < n->nops; i++) {
+        const sn__op *op = &n->ops[i];
+        if (op->kind == SN__OP_MINITEMS || op->kind == SN__OP_MAXITEMS)
+            continue;
+        if (op->kind == SN__OP_ITEMS && i == n->nops - 1 && op->u.items.nprefix == 0 &&
+            op->u.items.items && !op->u.items.items_false)
+            return SN__SHAPE_ARRAY;
+        break;
+    }
+    return SN__SHAPE_GENERIC;
+}
+
+/* Without a $dynamicRef that reads the scope, ref-only nodes are skipped
+ * and the common node shapes are marked for the evaluator. */
+static void shortcut_refs(cc *c, entry *all, entry *root)
+{
+    if (c->s->dynamic)
+        return;
+    for (entry *e = all; e; e = e->next_work) {
+        for (uint32_t i = 0; i < e->node->nops; i++)
+            shorten_op((sn__op *)&e->node->ops[i]); /* arena memory, written only here */
+        e->node->shape = shape_of(e->node);
+    }
+    c->s->root = through_refs(root->node);
 }
 
 /* ======================================================================
@@ -1610,6 +1739,7 @@ sn_err sn_schema_compile(const json_t *doc, const sn_schema_options *opts, sn_sc
     if (err)
         goto fail;
     s->root = root->node;
+    shortcut_refs(&c, all, root);
     *out = s;
     goto done;
 fail:

@@ -58,6 +58,7 @@ typedef struct sn__num {
     double d;
     json_int_t i;
     bool is_int;
+    const char *text; /* sn__num_format() of the bound, for messages; NULL: format it then */
 } sn__num;
 
 typedef struct sn__regex {
@@ -192,7 +193,16 @@ typedef struct sn__op {
 enum {
     SN__NODE_TRUE = 1,         /* no ops: everything is valid */
     SN__NODE_UNEVAL_PROPS = 2, /* has unevaluatedProperties: collects annotations */
-    SN__NODE_UNEVAL_ITEMS = 4
+    SN__NODE_UNEVAL_ITEMS = 4,
+    SN__NODE_SCALAR = 8 /* every op looks at the value alone (no applicator): no recursion */
+};
+
+/* Node shapes the evaluator runs without walking the ops (validate.c,
+ * eval_child), set after compilation when no $dynamicRef reads the scope. */
+enum {
+    SN__SHAPE_GENERIC,
+    SN__SHAPE_OBJECT, /* ops: one SN__OP_PROPS without patternProperties */
+    SN__SHAPE_ARRAY   /* ops: [minItems] [maxItems] items (no prefixItems, not false) */
 };
 
 struct sn__node {
@@ -201,6 +211,7 @@ struct sn__node {
     uint32_t res;  /* schema resource, for the dynamic scope */
     uint8_t types; /* SN__T_ANY when there is no `type` */
     uint8_t flags;
+    uint8_t shape;
 };
 
 typedef struct sn__dynanchor {
@@ -231,6 +242,7 @@ struct sn_schema {
     pcre2_match_context *mctx;
     sn__mdslot pool[SN__MD_POOL];
     size_t max_steps;
+    bool dynamic; /* some $dynamicRef reads the dynamic scope: validation tracks it */
 };
 
 /* ---- shared helpers ---- */

@@ -40,16 +40,32 @@ typedef struct vctx {
     size_t steps, max_steps;
     unsigned depth, quiet;
     sn_err abort; /* SN_ELIMIT or SN_ENOMEM: stop everything */
+    bool dynamic; /* the schema reads the dynamic scope (sn_schema.dynamic) */
     const scope *scope;
     pcre2_match_data *md;
     int md_slot;
 } vctx;
 
-static bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a);
+static inline bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a);
+static bool eval_shaped(vctx *c, const sn__node *n, const json_t *v, const loc *up, const char *key,
+                        size_t len, size_t index);
+static inline bool eval_child(vctx *c, const sn__node *n, const json_t *v, const loc *up,
+                              const char *key, size_t len, size_t index);
 
 /* ======================================================================
  * Failures
  * ====================================================================== */
+
+/* Decimal digits of `v` at the end of buf[24]; returns the first. */
+static char *utoa(size_t v, char *end)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
 
 static void write_pointer(const loc *at, char *out, size_t cap)
 {
@@ -64,8 +80,8 @@ static void write_pointer(const loc *at, char *out, size_t cap)
         const char *p = l->key;
         size_t plen = l->len;
         if (p == NULL) {
-            plen = (size_t)snprintf(num, sizeof num, "%zu", l->index);
-            p = num;
+            p = utoa(l->index, num + sizeof num);
+            plen = (size_t)(num + sizeof num - p);
         }
         if (len + 1 >= cap)
             break;
@@ -95,6 +111,42 @@ static bool fail(vctx *c, const loc *at, const char *fmt, ...)
     va_end(ap);
     write_pointer(at, c->diag->pointer, sizeof c->diag->pointer);
     return false;
+}
+
+/* fail() for a message made of two fixed parts (`b` may be NULL): the
+ * common failures are reported without formatting. */
+static bool fail2(vctx *c, const loc *at, const char *a, const char *b)
+{
+    if (c->quiet || c->abort || c->diag == NULL)
+        return false;
+    char *m = c->diag->message;
+    size_t cap = sizeof c->diag->message - 1, la = strlen(a), lb = b ? strlen(b) : 0;
+    if (la > cap)
+        la = cap;
+    if (lb > cap - la)
+        lb = cap - la;
+    memcpy(m, a, la);
+    if (lb)
+        memcpy(m + la, b, lb);
+    m[la + lb] = '\0';
+    write_pointer(at, c->diag->pointer, sizeof c->diag->pointer);
+    return false;
+}
+
+static bool fail_num(vctx *c, const loc *at, const char *msg, const sn__num *n)
+{
+    char num[40];
+    const char *text = n->text;
+    if (text == NULL) {
+        sn__num_format(n, num, sizeof num);
+        text = num;
+    }
+    return fail2(c, at, msg, text);
+}
+
+static bool fail_type(vctx *c, const loc *at)
+{
+    return fail2(c, at, "value is not one of the declared JSON types", NULL);
 }
 
 static bool stop(vctx *c, const loc *at, sn_err err)
@@ -181,14 +233,18 @@ static size_t children(const json_t *v)
  * Leaf checks
  * ====================================================================== */
 
-static unsigned type_bits(const json_t *v)
+/* The type bits of `v` as far as `types` (a node's type mask) can tell:
+ * a real is only checked for a zero fraction when the node accepts integers
+ * but not numbers, the one case where SN__T_INTEGER decides (ops use
+ * SN__T_NUMBER). */
+static inline unsigned type_bits(const json_t *v, unsigned types)
 {
     /* Indexed by json_type: OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL. */
     static const uint8_t bits[] = {
         SN__T_OBJECT, SN__T_ARRAY, SN__T_STRING, SN__T_INTEGER | SN__T_NUMBER,
         SN__T_NUMBER, SN__T_BOOL,  SN__T_BOOL,   SN__T_NULL};
     json_type t = json_typeof(v);
-    if (t == JSON_REAL) {
+    if (t == JSON_REAL && (types & (SN__T_INTEGER | SN__T_NUMBER)) == SN__T_INTEGER) {
         double d = json_real_value(v);
         return d == floor(d) ? SN__T_INTEGER | SN__T_NUMBER : SN__T_NUMBER;
     }
@@ -436,7 +492,7 @@ static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, con
         return stop(c, at, SN_ELIMIT);
     scope f = {c->scope, n->res};
     const scope *saved = c->scope;
-    if (saved == NULL || saved->res != n->res)
+    if (c->dynamic && (saved == NULL || saved->res != n->res))
         c->scope = &f;
     c->depth++;
     bool ok = name_in(c, n, s, len, at);
@@ -488,11 +544,21 @@ static bool check_required(vctx *c, const sn__props *p, const json_t *v, const l
     return fail(c, at, "missing required properties: %s", buf);
 }
 
-/* A child failed: `required` comes first in the documented order, so a
- * missing property replaces the child's message. */
-static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *at)
+/* The child of p->list[i] failed, with `found` required names seen in
+ * list[0..i]: `required` comes first in the documented order, so a missing
+ * property replaces the child's message. Only the names after `i` are left
+ * to look up. */
+static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *at, size_t i,
+                       size_t found)
 {
-    if (p->nreq && !c->quiet && !c->abort)
+    if (p->nreq == 0 || c->quiet || c->abort)
+        return false;
+    for (size_t k = i + 1; k < p->nlist && found < p->nreq; k++) {
+        const sn__prop *s = &p->list[k];
+        if (s->required && json_object_getn(v, s->name, s->len))
+            found++;
+    }
+    if (found < p->nreq)
         check_required(c, p, v, at);
     return false;
 }
@@ -506,8 +572,7 @@ static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *
 static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const loc *at,
                            size_t *declared)
 {
-    size_t found = 0;
-    *declared = 0;
+    size_t found = 0, nd = 0;
     for (size_t i = 0; i < p->nlist; i++) {
         const sn__prop *s = &p->list[i];
         const json_t *val = json_object_getn(v, s->name, s->len);
@@ -516,11 +581,11 @@ static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const l
         found += s->required;
         if (s->child == NULL)
             continue;
-        ++*declared;
-        loc here = {at, s->name, s->len, 0};
-        if (!eval(c, s->child, val, &here, NULL))
-            return props_fail(c, p, v, at);
+        nd++;
+        if (!eval_child(c, s->child, val, at, s->name, s->len, 0))
+            return props_fail(c, p, v, at, i, found);
     }
+    *declared = nd;
     if (found < p->nreq)
         return check_required(c, p, v, at);
     return true;
@@ -531,6 +596,9 @@ static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const l
 static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *at)
 {
     json_t *o = (json_t *)v; /* iteration does not modify */
+    c->steps += json_object_size(v);
+    if (c->steps > c->max_steps)
+        return stop(c, at, SN_ELIMIT);
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
@@ -606,18 +674,21 @@ static bool props_scan(vctx *c, const sn__props *p, const json_t *v, const loc *
 
 static bool op_props(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
 {
-    size_t size = json_object_size(v);
-    c->steps += size;
-    if (c->steps > c->max_steps)
-        return stop(c, at, SN_ELIMIT);
     size_t declared;
     if (p->npats == 0 && a == NULL) {
-        /* Direct lookups are the fast path; the keys only need a walk when
-         * there are more of them than `properties` covers. */
+        /* Direct lookups are the fast path (the work is one lookup per
+         * name); the keys only need a walk when there are more of them than
+         * `properties` covers. */
+        c->steps += p->nlist;
+        if (c->steps > c->max_steps)
+            return stop(c, at, SN_ELIMIT);
         if (!props_declared(c, p, v, at, &declared))
             return false;
-        return p->additional == NULL || size == declared || props_rest(c, p, v, at);
+        return p->additional == NULL || json_object_size(v) == declared || props_rest(c, p, v, at);
     }
+    c->steps += json_object_size(v);
+    if (c->steps > c->max_steps)
+        return stop(c, at, SN_ELIMIT);
     c->quiet++;
     bool ok = props_scan(c, p, v, at, a);
     c->quiet--;
@@ -701,8 +772,7 @@ static bool op_items(vctx *c, const sn__op *op, const json_t *v, const loc *at, 
     if (op->u.items.items_false)
         return fail(c, at, "array has more items than allowed");
     for (size_t i = np; i < n; i++) {
-        loc here = {at, NULL, 0, i};
-        if (!eval(c, items, json_array_get(v, i), &here, NULL))
+        if (!eval_child(c, items, json_array_get(v, i), at, NULL, 0, i))
             return false;
     }
     if (a)
@@ -833,95 +903,102 @@ static bool op_if(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann
  * The op loop
  * ====================================================================== */
 
+/* The ops that look at one value and never recurse (SN__NODE_SCALAR). */
+static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const loc *at)
+{
+    switch (op->kind) {
+    case SN__OP_FALSE:
+        return fail(c, at, "value is not allowed");
+    case SN__OP_CONST: {
+        int eq = sn__json_equal(v, op->u.value, EQ_DEPTH);
+        if (eq < 0)
+            return stop(c, at, SN_ELIMIT);
+        if (!eq)
+            return fail(c, at, "value is not the required constant");
+        break;
+    }
+    case SN__OP_ENUM: {
+        int eq = 0;
+        c->steps += op->u.values.n;
+        for (size_t i = 0; i < op->u.values.n && eq == 0; i++)
+            eq = sn__json_equal(v, op->u.values.v[i], EQ_DEPTH);
+        if (eq < 0)
+            return stop(c, at, SN_ELIMIT);
+        if (!eq)
+            return fail(c, at, "value is not one of the allowed values");
+        break;
+    }
+    case SN__OP_MINIMUM:
+        if (num_cmp(v, &op->u.num) < 0)
+            return fail_num(c, at, "value is less than the minimum of ", &op->u.num);
+        break;
+    case SN__OP_MAXIMUM:
+        if (num_cmp(v, &op->u.num) > 0)
+            return fail_num(c, at, "value is greater than the maximum of ", &op->u.num);
+        break;
+    case SN__OP_EXMIN:
+        if (num_cmp(v, &op->u.num) <= 0)
+            return fail_num(c, at, "value is not greater than the exclusive minimum of ",
+                            &op->u.num);
+        break;
+    case SN__OP_EXMAX:
+        if (num_cmp(v, &op->u.num) >= 0)
+            return fail_num(c, at, "value is not less than the exclusive maximum of ", &op->u.num);
+        break;
+    case SN__OP_MULTIPLE:
+        if (!multiple_of(v, &op->u.num))
+            return fail_num(c, at, "value is not a multiple of ", &op->u.num);
+        break;
+    case SN__OP_MINLEN: {
+        size_t len = json_string_length(v);
+        if (len < op->u.count || code_points(json_string_value(v), len, op->u.count) < op->u.count)
+            return fail(c, at, "value is shorter than the minimum length of %zu", op->u.count);
+        break;
+    }
+    case SN__OP_MAXLEN: {
+        size_t len = json_string_length(v);
+        if (len > op->u.count && code_points(json_string_value(v), len, op->u.count) > op->u.count)
+            return fail(c, at, "value is longer than the maximum length of %zu", op->u.count);
+        break;
+    }
+    case SN__OP_PATTERN: {
+        int m = match(c, op->u.re, json_string_value(v), json_string_length(v), at);
+        if (m < 0)
+            return false;
+        if (m == 0)
+            return fail(c, at, "value does not match the pattern %s", op->u.re->src);
+        break;
+    }
+    case SN__OP_FORMAT: {
+        int f =
+            sn__format_check(c->s->gctx, op->u.format, json_string_value(v), json_string_length(v));
+        if (f < 0)
+            return stop(c, at, SN_ENOMEM);
+        if (f == 0)
+            return fail(c, at, "value is not a valid %s", sn__format_name(op->u.format));
+        break;
+    }
+    default:
+        break;
+    }
+    return true;
+}
+
+static bool run_scalar(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at)
+{
+    for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
+        if ((op->on & tb) && !scalar_op(c, op, v, at))
+            return false;
+    }
+    return true;
+}
+
 static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at, ann *a)
 {
-    char num[40];
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         if (!(op->on & tb))
             continue;
         switch (op->kind) {
-        case SN__OP_FALSE:
-            return fail(c, at, "value is not allowed");
-        case SN__OP_CONST: {
-            int eq = sn__json_equal(v, op->u.value, EQ_DEPTH);
-            if (eq < 0)
-                return stop(c, at, SN_ELIMIT);
-            if (!eq)
-                return fail(c, at, "value is not the required constant");
-            break;
-        }
-        case SN__OP_ENUM: {
-            int eq = 0;
-            c->steps += op->u.values.n;
-            for (size_t i = 0; i < op->u.values.n && eq == 0; i++)
-                eq = sn__json_equal(v, op->u.values.v[i], EQ_DEPTH);
-            if (eq < 0)
-                return stop(c, at, SN_ELIMIT);
-            if (!eq)
-                return fail(c, at, "value is not one of the allowed values");
-            break;
-        }
-        case SN__OP_MINIMUM:
-            if (num_cmp(v, &op->u.num) < 0) {
-                sn__num_format(&op->u.num, num, sizeof num);
-                return fail(c, at, "value is less than the minimum of %s", num);
-            }
-            break;
-        case SN__OP_MAXIMUM:
-            if (num_cmp(v, &op->u.num) > 0) {
-                sn__num_format(&op->u.num, num, sizeof num);
-                return fail(c, at, "value is greater than the maximum of %s", num);
-            }
-            break;
-        case SN__OP_EXMIN:
-            if (num_cmp(v, &op->u.num) <= 0) {
-                sn__num_format(&op->u.num, num, sizeof num);
-                return fail(c, at, "value is not greater than the exclusive minimum of %s", num);
-            }
-            break;
-        case SN__OP_EXMAX:
-            if (num_cmp(v, &op->u.num) >= 0) {
-                sn__num_format(&op->u.num, num, sizeof num);
-                return fail(c, at, "value is not less than the exclusive maximum of %s", num);
-            }
-            break;
-        case SN__OP_MULTIPLE:
-            if (!multiple_of(v, &op->u.num)) {
-                sn__num_format(&op->u.num, num, sizeof num);
-                return fail(c, at, "value is not a multiple of %s", num);
-            }
-            break;
-        case SN__OP_MINLEN: {
-            size_t len = json_string_length(v);
-            if (len < op->u.count ||
-                code_points(json_string_value(v), len, op->u.count) < op->u.count)
-                return fail(c, at, "value is shorter than the minimum length of %zu", op->u.count);
-            break;
-        }
-        case SN__OP_MAXLEN: {
-            size_t len = json_string_length(v);
-            if (len > op->u.count &&
-                code_points(json_string_value(v), len, op->u.count) > op->u.count)
-                return fail(c, at, "value is longer than the maximum length of %zu", op->u.count);
-            break;
-        }
-        case SN__OP_PATTERN: {
-            int m = match(c, op->u.re, json_string_value(v), json_string_length(v), at);
-            if (m < 0)
-                return false;
-            if (m == 0)
-                return fail(c, at, "value does not match the pattern %s", op->u.re->src);
-            break;
-        }
-        case SN__OP_FORMAT: {
-            int f = sn__format_check(c->s->gctx, op->u.format, json_string_value(v),
-                                     json_string_length(v));
-            if (f < 0)
-                return stop(c, at, SN_ENOMEM);
-            if (f == 0)
-                return fail(c, at, "value is not a valid %s", sn__format_name(op->u.format));
-            break;
-        }
         case SN__OP_MINPROPS:
             if (json_object_size(v) < op->u.count)
                 return fail(c, at, "object has fewer than %zu properties", op->u.count);
@@ -1013,6 +1090,8 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
                 return false;
             break;
         default:
+            if (!scalar_op(c, op, v, at))
+                return false;
             break;
         }
     }
@@ -1034,27 +1113,101 @@ static bool run_own(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
     return ok;
 }
 
-static bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a)
+/* The part of eval() past the type check, for nodes with ops. */
+static bool eval_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at,
+                     ann *a)
+{
+    if (++c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
+        return stop(c, at, SN_ELIMIT);
+    bool own = ((n->flags & SN__NODE_UNEVAL_PROPS) && (tb & SN__T_OBJECT)) ||
+               ((n->flags & SN__NODE_UNEVAL_ITEMS) && (tb & SN__T_ARRAY));
+    c->depth++;
+    bool ok;
+    if (c->dynamic) {
+        scope f = {c->scope, n->res};
+        const scope *saved = c->scope;
+        if (saved == NULL || saved->res != n->res)
+            c->scope = &f;
+        ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
+        c->scope = saved;
+    } else {
+        ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
+    }
+    c->depth--;
+    return ok;
+}
+
+/* Inlined into every caller: most children are leaves such as
+ * {"type":"string"}, checked here without a call. */
+static inline bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a)
 {
     if (n->flags & SN__NODE_TRUE)
         return true;
-    unsigned tb = type_bits(v);
+    unsigned tb = type_bits(v, n->types);
     if (!(n->types & tb))
-        return fail(c, at, "value is not one of the declared JSON types");
+        return fail_type(c, at);
     if (n->nops == 0)
-        return true; /* a leaf such as {"type":"string"} */
+        return true;
+    return eval_ops(c, n, v, tb, at, a);
+}
+
+/* eval() of a property or item of `up` (key NULL: item `index`), without
+ * annotations. Inlined: leaves such as {"type":"string"} are checked here
+ * without a call, and the location is only built when it is needed. */
+static inline bool eval_child(vctx *c, const sn__node *n, const json_t *v, const loc *up,
+                              const char *key, size_t len, size_t index)
+{
+    if (n->nops)
+        return eval_shaped(c, n, v, up, key, len, index);
+    if (n->flags & SN__NODE_TRUE)
+        return true;
+    if (n->types & type_bits(v, n->types))
+        return true;
+    loc here = {up, key, len, index};
+    return fail_type(c, &here);
+}
+
+/* The shapes of compile.c's shape_of(), run without walking the ops; this is
+ * the whole evaluator for schemas made of objects, arrays and scalars.
+ * Everything else goes through eval_ops(). The ops and messages are those
+ * of run_ops(), op_props() and op_items(). */
+static bool eval_shaped(vctx *c, const sn__node *n, const json_t *v, const loc *up, const char *key,
+                        size_t len, size_t index)
+{
+    loc here = {up, key, len, index};
+    unsigned tb = type_bits(v, n->types);
+    if (!(n->types & tb))
+        return fail_type(c, &here);
+    if (n->flags & SN__NODE_SCALAR) {
+        /* No recursion: the step still counts, the depth can't grow. */
+        if (++c->steps > c->max_steps)
+            return stop(c, &here, SN_ELIMIT);
+        return run_scalar(c, n, v, tb, &here);
+    }
+    bool object = n->shape == SN__SHAPE_OBJECT && (tb & SN__T_OBJECT);
+    bool array = n->shape == SN__SHAPE_ARRAY && (tb & SN__T_ARRAY);
+    if (!object && !array) {
+        if (n->shape != SN__SHAPE_GENERIC)
+            return true; /* no op applies to this type */
+        return eval_ops(c, n, v, tb, &here, NULL);
+    }
     if (++c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
-        return stop(c, at, SN_ELIMIT);
-    scope f = {c->scope, n->res};
-    const scope *saved = c->scope;
-    if (saved == NULL || saved->res != n->res)
-        c->scope = &f;
+        return stop(c, &here, SN_ELIMIT);
     c->depth++;
-    bool own = ((n->flags & SN__NODE_UNEVAL_PROPS) && (tb & SN__T_OBJECT)) ||
-               ((n->flags & SN__NODE_UNEVAL_ITEMS) && (tb & SN__T_ARRAY));
-    bool ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
+    bool ok = true;
+    if (object) {
+        ok = op_props(c, n->ops[0].u.props, v, &here, NULL);
+    } else {
+        for (const sn__op *op = n->ops, *end = op + n->nops; op < end && ok; op++) {
+            if (op->kind == SN__OP_MINITEMS && json_array_size(v) < op->u.count)
+                ok = fail(c, &here, "array has fewer than %zu items", op->u.count);
+            else if (op->kind == SN__OP_MAXITEMS && json_array_size(v) > op->u.count)
+                ok = fail(c, &here, "array has more than %zu items", op->u.count);
+            else if (op->kind == SN__OP_ITEMS)
+                ok = op_items(c, op, v, &here, NULL);
+        }
+    }
     c->depth--;
-    c->scope = saved;
     return ok;
 }
 
@@ -1069,7 +1222,8 @@ sn_err sn_schema_validate(const sn_schema *s, const json_t *instance, sn_diag *d
         sn_diag_set(diag, "no schema or instance");
         return SN_EINVAL;
     }
-    vctx c = {.s = s, .diag = diag, .max_steps = s->max_steps, .md_slot = -1};
+    vctx c = {
+        .s = s, .diag = diag, .max_steps = s->max_steps, .dynamic = s->dynamic, .md_slot = -1};
     bool ok = eval(&c, s->root, instance, NULL, NULL);
     if (c.md) {
         if (c.md_slot >= 0)

@@ -145,6 +145,30 @@ ParameterizedTestParameters(schema, reports_rule_and_instance_pointer)
         /* ... and children before in-place applicators. */
         {"{\"properties\":{\"b\":{\"type\":\"string\"}},\"anyOf\":[false]}", "{\"b\":1}", "/b",
          "value is not one of the declared JSON types"},
+        /* A failing child, then a required name declared after it. */
+        {"{\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}},\"required\":[\"a\",\"b\"]}",
+         "{\"a\":1}", "", "missing required properties: b"},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}},\"required\":[\"a\",\"b\"]}",
+         "{\"a\":1,\"b\":2}", "/a", "value is not one of the declared JSON types"},
+        /* Arrays below objects (the evaluator's shaped paths). */
+        {"{\"properties\":{\"l\":{\"type\":\"array\",\"minItems\":2,\"items\":{}}}}", "{\"l\":[1]}",
+         "/l", "array has fewer than 2 items"},
+        {"{\"properties\":{\"l\":{\"maxItems\":1,\"items\":{\"type\":\"integer\"}}}}",
+         "{\"l\":[1,2]}", "/l", "array has more than 1 items"},
+        {"{\"properties\":{\"l\":{\"items\":{\"type\":\"integer\"}}}}", "{\"l\":[1,2.5]}", "/l/1",
+         "value is not one of the declared JSON types"},
+        {"{\"properties\":{\"l\":{\"items\":{\"maxLength\":1}}}}", "{\"l\":[\"a\",\"bc\"]}", "/l/1",
+         "value is longer than the maximum length of 1"},
+        /* A recursive $ref through properties and items. */
+        {"{\"$ref\":\"#/$defs/n\",\"$defs\":{\"n\":{\"type\":\"object\",\"properties\":{"
+         "\"k\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/n\"}},"
+         "\"v\":{\"type\":\"integer\"}},\"additionalProperties\":false}}}",
+         "{\"k\":[{\"k\":[{\"v\":\"x\"}]}]}", "/k/0/k/0/v",
+         "value is not one of the declared JSON types"},
+        {"{\"$ref\":\"#/$defs/n\",\"$defs\":{\"n\":{\"type\":\"object\",\"properties\":{"
+         "\"k\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/n\"}},"
+         "\"v\":{\"type\":\"integer\"}},\"additionalProperties\":false}}}",
+         "{\"k\":[{\"k\":[],\"w\":1}]}", "/k/0", "property \"w\" is not allowed"},
     };
     return cr_make_param_array(struct msg_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -185,6 +209,27 @@ Test(schema, accepts_valid_order, .init = mem_begin, .fini = mem_end)
                      "\"lines\":[{\"sku\":\"a\",\"quantity\":2},{\"sku\":\"b\",\"quantity\":1.0}]}",
                      &d),
                  SN_OK, "%s at %s", d.message, d.pointer);
+}
+
+Test(schema, accepts_values_the_shaped_paths_pass_over, .init = mem_begin, .fini = mem_end)
+{
+    static const char *const pairs[][2] = {
+        /* properties and items only apply to their own type */
+        {"{\"properties\":{\"o\":{\"properties\":{\"a\":{\"type\":\"string\"}}}}}", "{\"o\":[1]}"},
+        {"{\"properties\":{\"l\":{\"minItems\":3,\"items\":{\"type\":\"string\"}}}}",
+         "{\"l\":{\"a\":1}}"},
+        {"{\"properties\":{\"n\":{\"minimum\":3}}}", "{\"n\":\"text\"}"},
+        /* an integer-valued real is an integer */
+        {"{\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":1}}}", "{\"n\":2.0}"},
+        {"{\"items\":{\"type\":[\"integer\",\"string\"]}}", "[1.0,\"a\",3]"},
+        {"{\"$defs\":{\"n\":{\"items\":{\"$ref\":\"#/$defs/n\"}}},\"$ref\":\"#/$defs/n\"}",
+         "[[[],[[]]]]"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        sn_diag d;
+        cr_assert_eq(run(pairs[i][0], pairs[i][1], &d), SN_OK, "%s against %s: %s at %s",
+                     pairs[i][1], pairs[i][0], d.message, d.pointer);
+    }
 }
 
 Test(schema, compares_numbers_by_value, .init = mem_begin, .fini = mem_end)
