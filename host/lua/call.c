@@ -26,6 +26,7 @@ int sn_log_level_index(const char *name)
 
 void sn_call_outcome_clear(sn_call_outcome *out)
 {
+    json_decref(out->wait_params);
     json_decref(out->result);
     json_decref(out->rpc_data);
     json_decref(out->input_requests);
@@ -40,6 +41,7 @@ void sn_call_outcome_clear(sn_call_outcome *out)
 typedef struct ctx_box {
     const sn_frame *frame; /* NULL once closed */
     const char *component;
+    lua_State *thread;     /* the handler's coroutine: the one thread that may wait */
     double last_progress;
     int has_progress;
 } ctx_box;
@@ -165,10 +167,107 @@ static int ctx_request_state(lua_State *L)
     return 1;
 }
 
+/* ---- waits: the handler's coroutine yields a wait descriptor to the engine,
+ * which resumes it when the time passes or the client answers ---- */
+
+static void check_can_wait(lua_State *L, ctx_box *c, const char *what)
+{
+    if (L != c->thread)
+        luaL_error(L, "ctx:%s must be called from the handler itself, not from a coroutine it "
+                      "made", what);
+}
+
+/* ctx:sleep(ms): lets other requests run meanwhile. */
+static int ctx_sleep(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    lua_Integer ms = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, ms >= 0 && ms <= 3600000, 2, "milliseconds from 0 to 3600000");
+    if (!c->frame->can_wait) { /* an in-process caller with nothing else to run */
+        struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    check_can_wait(L, c, "sleep");
+    lua_pushliteral(L, "sleep");
+    lua_pushinteger(L, ms);
+    return lua_yield(L, 2);
+}
+
+/* A server-to-client request in an initialize-era session: returns the
+ * client's result, or nil and why (not declared, an error, a timeout). */
+static int ask_client(lua_State *L, ctx_box *c, const char *what, const char *capability,
+                      const char *method, int params)
+{
+    if (c->frame->stateless)
+        return luaL_error(L, "ctx:%s serves initialize-era sessions; in 2026-07-28 return "
+                             "snodo.input_required():%s(...)",
+                          what, strcmp(what, "elicit") == 0 ? "elicit" : what);
+    const json_t *caps = c->frame->client_capabilities;
+    if (!json_is_object(json_object_get(caps, capability))) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "the client did not declare the %s capability", capability);
+        return 2;
+    }
+    if (!c->frame->can_wait) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "this transport cannot wait for the client");
+        return 2;
+    }
+    check_can_wait(L, c, what);
+    lua_pushliteral(L, "request");
+    lua_pushstring(L, method);
+    lua_pushvalue(L, params);
+    return lua_yield(L, 3);
+}
+
+/* ctx:elicit(message, schema) */
+static int ctx_elicit(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    luaL_checkstring(L, 2);
+    lua_settop(L, 3);
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "message");
+    if (lua_isnil(L, 3)) {
+        lua_createtable(L, 0, 2);
+        lua_pushliteral(L, "object");
+        lua_setfield(L, -2, "type");
+        lua_newtable(L);
+        lua_setfield(L, -2, "properties");
+    } else {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        lua_pushvalue(L, 3);
+    }
+    lua_setfield(L, -2, "requestedSchema");
+    return ask_client(L, c, "elicit", "elicitation", "elicitation/create", 4);
+}
+
+/* ctx:sample(params): sampling/createMessage with its params. */
+static int ctx_sample(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    return ask_client(L, c, "sample", "sampling", "sampling/createMessage", 2);
+}
+
+/* ctx:list_roots() */
+static int ctx_list_roots(lua_State *L)
+{
+    ctx_box *c = check_ctx(L, 1);
+    lua_newtable(L);
+    return ask_client(L, c, "list_roots", "roots", "roots/list", lua_gettop(L));
+}
+
 static const luaL_Reg ctx_methods[] = {
     {"supports", ctx_supports},           {"log", ctx_log},
     {"progress", ctx_progress},           {"input_response", ctx_input_response},
-    {"request_state", ctx_request_state}, {NULL, NULL},
+    {"request_state", ctx_request_state},
+    {"sleep", ctx_sleep},
+    {"elicit", ctx_elicit},
+    {"sample", ctx_sample},
+    {"list_roots", ctx_list_roots}, {NULL, NULL},
 };
 
 static int ctx_index(lua_State *L)
@@ -281,6 +380,21 @@ static int call_handler(lua_State *L, const sn_component *c, long long server_ms
     lua_sethook(L, NULL, 0, 0);
     b->deadline_ns = 0;
     return rc;
+}
+
+static void budget_begin(lua_State *co, const sn_component *c, long long server_ms)
+{
+    sn__budget *b = sn__budget_of(co);
+    b->limit_ms = c->call_timeout_ms ? c->call_timeout_ms : server_ms;
+    b->deadline_ns = now_ns() + b->limit_ms * 1000000LL;
+    b->expired = b->out_of_memory = false;
+    lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_EVERY);
+}
+
+static void budget_end(lua_State *co)
+{
+    lua_sethook(co, NULL, 0, 0);
+    sn__budget_of(co)->deadline_ns = 0;
 }
 
 /* After a failed call: which budget, if any, stopped it. */
@@ -620,47 +734,124 @@ typedef struct job {
     const json_t *args;
     const sn_frame *frame;
     sn_call_outcome *out;
-    int ref; /* sn_call_new_assigns' result */
+    int ref;                   /* sn_call_new_assigns' result */
+    const json_t *resume_value; /* a resume: what the wait returns */
+    const char *resume_error;   /* or nil and this */
 } job;
 
+/* Runs, or resumes, the tool's coroutine. A handler that waits (ctx:sleep,
+ * ctx:elicit, ...) yields a descriptor; the call is then pending, with the
+ * thread and its ctx anchored in the registry until the engine resumes or
+ * abandons it. */
 static int protected_tool(lua_State *L)
 {
     job *j = lua_touserdata(L, 1);
     const sn_component *tool = j->component;
-    lua_pushcfunction(L, msghandler);                 /* 2 */
-    ctx_box *ctx = push_ctx(L, j->frame, tool->name); /* 3: anchored past the call */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
-    sn_lua_push_json(L, j->args);
-    lua_pushvalue(L, 3);
-    int rc = call_handler(L, tool, j->server_ms, 2, 2); /* returns at 4 and 5 */
-    ctx->frame = NULL; /* closed: the frame dies with this call */
+    sn_call_outcome *out = j->out;
+    lua_State *co;
+    int nargs;
+    if (out->co_ref == 0) { /* the first run */
+        co = lua_newthread(L);
+        out->co_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the thread */
+        ctx_box *ctx = push_ctx(L, j->frame, tool->name);
+        ctx->thread = co;
+        out->ctx = ctx;
+        lua_pushvalue(L, -1);
+        out->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
+        lua_insert(L, -2);
+        sn_lua_push_json(L, j->args);
+        lua_insert(L, -2); /* handler, args, ctx */
+        lua_xmove(L, co, 3);
+        nargs = 2;
+    } else { /* a resume: the wait's answer */
+        lua_rawgeti(L, LUA_REGISTRYINDEX, out->co_ref);
+        co = lua_tothread(L, -1);
+        lua_pop(L, 1);
+        ((ctx_box *)out->ctx)->frame = j->frame; /* the engine may have moved it */
+        if (j->resume_error) {
+            lua_pushnil(L);
+            lua_pushstring(L, j->resume_error);
+            nargs = 2;
+        } else if (j->resume_value) {
+            sn_lua_push_json(L, j->resume_value);
+            nargs = 1;
+        } else {
+            nargs = 0;
+        }
+        lua_xmove(L, co, nargs);
+    }
+    int nres = 0;
+    budget_begin(co, tool, j->server_ms);
+    int rc = lua_resume(co, L, nargs, &nres);
+    budget_end(co);
+    if (rc == LUA_YIELD) {
+        out->pending = true;
+        const char *kind = lua_tostring(co, -nres);
+        if (kind && strcmp(kind, "sleep") == 0 && nres == 2) {
+            out->wait_ms = (long long)lua_tointeger(co, -1);
+            out->wait_method[0] = '\0';
+        } else if (kind && strcmp(kind, "request") == 0 && nres == 3) {
+            snprintf(out->wait_method, sizeof out->wait_method, "%s", lua_tostring(co, -2));
+            char why[300] = "";
+            lua_xmove(co, L, 1);
+            if (convert(L, -1, &out->wait_params, "", why, sizeof why) != SN_OK)
+                out->wait_params = json_object();
+            lua_pop(L, 1);
+            nres--;
+        } else { /* the handler yielded by itself: resume it at once */
+            out->wait_ms = 0;
+            out->wait_method[0] = '\0';
+        }
+        lua_pop(co, nres);
+        return 0;
+    }
+    /* finished: the ctx closes with the call */
+    ((ctx_box *)out->ctx)->frame = NULL;
+    out->pending = false;
+    int base = lua_gettop(L);
     if (rc != LUA_OK) {
-        raised(L, rc, tool, j->out);
-        return 0;
+        if (lua_type(co, -1) == LUA_TSTRING) { /* the traceback a message handler would add */
+            luaL_traceback(L, co, lua_tostring(co, -1), 0);
+            lua_pop(co, 1);
+        } else {
+            lua_xmove(co, L, 1);
+        }
+        raised(L, rc, tool, out);
+    } else {
+        lua_xmove(co, L, nres);
+        for (int i = nres; i < 2; i++)
+            lua_pushnil(L);
+        char why[300] = "";
+        if (is_input_required(L, base + 1)) {
+            if (input_required(L, base + 1, out, why, sizeof why) != 0) {
+                sn_log(SN_LOG_ERROR, "tool \"%s\" (%s): %s", tool->name, tool->file, why);
+                char text[300];
+                snprintf(text, sizeof text,
+                         "Tool \"%s\" returned a value that is not a valid result", tool->name);
+                out->result = error_result(text);
+            }
+        } else {
+            json_t *result = tool_result(L, base, why, sizeof why);
+            if (result == NULL && why[0]) {
+                sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s",
+                       tool->name, tool->file, why);
+                char text[300];
+                snprintf(text, sizeof text,
+                         "Tool \"%s\" returned a value that is not a valid result", tool->name);
+                result = error_result(text);
+            }
+            out->result = result;
+            if (result)
+                check_output(tool, out);
+        }
     }
-    char why[300] = "";
-    if (is_input_required(L, 4)) {
-        if (input_required(L, 4, j->out, why, sizeof why) == 0)
-            return 0;
-        sn_log(SN_LOG_ERROR, "tool \"%s\" (%s): %s", tool->name, tool->file, why);
-        char text[300];
-        snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
-                 tool->name);
-        j->out->result = error_result(text);
-        return 0;
-    }
-    json_t *result = tool_result(L, 3, why, sizeof why);
-    if (result == NULL && why[0]) {
-        sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s", tool->name,
-               tool->file, why);
-        char text[300];
-        snprintf(text, sizeof text, "Tool \"%s\" returned a value that is not a valid result",
-                 tool->name);
-        result = error_result(text);
-    }
-    j->out->result = result;
-    if (result)
-        check_output(tool, j->out);
+    lua_settop(L, base);
+    luaL_unref(L, LUA_REGISTRYINDEX, out->co_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, out->ctx_ref);
+    out->co_ref = out->ctx_ref = 0;
+    if (rc != LUA_OK) /* a failed call may leave a deep stack or much garbage: give it back */
+        lua_gc(L, LUA_GCCOLLECT);
     return 0;
 }
 
@@ -677,6 +868,21 @@ static int run_protected(lua_State *L, lua_CFunction fn, job *j)
     return rc;
 }
 
+static sn_err run_tool(sn_runtime *rt, job *j)
+{
+    sn_call_outcome *out = j->out;
+    if (run_protected(sn_runtime_lua(rt), protected_tool, j) != LUA_OK) {
+        sn_call_abandon(rt, out);
+        sn_call_outcome_clear(out);
+        char text[300];
+        snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory",
+                 j->component->name);
+        out->result = error_result(text);
+    }
+    return out->result || out->rpc_code || out->input_required || out->pending ? SN_OK
+                                                                                : SN_ENOMEM;
+}
+
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
                     const sn_frame *frame, sn_call_outcome *out)
 {
@@ -686,13 +892,41 @@ sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args
              .args = args,
              .frame = frame,
              .out = out};
-    if (run_protected(sn_runtime_lua(rt), protected_tool, &j) != LUA_OK) {
-        sn_call_outcome_clear(out);
-        char text[300];
-        snprintf(text, sizeof text, "Tool \"%s\" failed: the server ran out of memory", tool->name);
-        out->result = error_result(text);
-    }
-    return out->result || out->rpc_code || out->input_required ? SN_OK : SN_ENOMEM;
+    return run_tool(rt, &j);
+}
+
+sn_err sn_call_resume(sn_runtime *rt, const sn_component *tool, const sn_frame *frame,
+                      const json_t *value, const char *error, sn_call_outcome *out)
+{
+    /* what the last run produced is done with: keep only the thread */
+    json_decref(out->wait_params);
+    out->wait_params = NULL;
+    job j = {.server_ms = sn_runtime_catalog(rt)->server.call_timeout_ms,
+             .component = tool,
+             .frame = frame,
+             .out = out,
+             .resume_value = value,
+             .resume_error = error};
+    return run_tool(rt, &j);
+}
+
+void sn_call_abandon(sn_runtime *rt, sn_call_outcome *out)
+{
+    if (out->co_ref == 0)
+        return;
+    lua_State *L = sn_runtime_lua(rt);
+    if (out->ctx)
+        ((ctx_box *)out->ctx)->frame = NULL;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, out->co_ref);
+    lua_State *co = lua_tothread(L, -1);
+    if (co)
+        lua_resetthread(co); /* closes its to-be-closed variables */
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, out->co_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, out->ctx_ref);
+    out->co_ref = out->ctx_ref = 0;
+    out->ctx = NULL;
+    out->pending = false;
 }
 
 /* ---- resources ---- */

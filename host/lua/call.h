@@ -34,6 +34,7 @@ typedef struct sn_frame {
     int assigns_ref;              /* the session's assigns table, LUA_NOREF for none */
     const json_t *input_responses; /* 2026-07-28 retry: params.inputResponses, or NULL */
     const json_t *request_state;   /* the verified requestState value, or NULL */
+    bool can_wait;                 /* the caller can resume a waiting handler later */
     sn_notify_cb *notify;
     void *notify_ud;
 } sn_frame;
@@ -52,6 +53,14 @@ typedef struct sn_call_outcome {
     json_t *input_requests; /* owned: {key: {method, params}} */
     json_t *input_state;    /* owned: the :state(value), or NULL */
     bool has_input_state;
+    /* the handler waits (ctx:sleep, ctx:elicit ...): resume with
+     * sn_call_resume or drop with sn_call_abandon */
+    bool pending;
+    long long wait_ms;     /* ctx:sleep: how long; 0 with no method: resume at once */
+    char wait_method[64];  /* a server-to-client request to send, or "" */
+    json_t *wait_params;   /* owned: its params */
+    int co_ref, ctx_ref;   /* private: the coroutine and its ctx (0: none) */
+    void *ctx;             /* private */
 } sn_call_outcome;
 
 void sn_call_outcome_clear(sn_call_outcome *out);
@@ -63,6 +72,16 @@ void sn_call_outcome_clear(sn_call_outcome *out);
  * outcome. */
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
                     const sn_frame *frame, sn_call_outcome *out);
+
+/* Resumes a pending tool call (out->pending) with what its wait returns:
+ * `value` (borrowed; NULL for a sleep) or nil and `error`. `frame` must have
+ * the same contents as before (it may live elsewhere). Fills `out` again:
+ * a result, or pending once more. */
+sn_err sn_call_resume(sn_runtime *rt, const sn_component *tool, const sn_frame *frame,
+                      const json_t *value, const char *error, sn_call_outcome *out);
+
+/* Drops a pending call: its coroutine is closed, nothing more runs. */
+void sn_call_abandon(sn_runtime *rt, sn_call_outcome *out);
 
 /* Calls a resource's read(params, ctx) for `uri` (borrows; params: the
  * template's variables, an object). On success out->result is a

@@ -37,6 +37,8 @@ struct sn_engine {
     void *send_ud;
     sn_state_key *state_key; /* signs requestState (2026-07-28 input round trips) */
     sn_clock_fn *now_ms;     /* wall clock for state expiries; tests may fix it */
+    struct sn__pending *pending; /* requests whose handlers wait (pending.c) */
+    unsigned long long asks;     /* numbers our server-to-client request ids */
 };
 
 struct sn_session {
@@ -103,10 +105,22 @@ long long sn__engine_now_ms(const sn_engine *e)
     return e->now_ms();
 }
 
+struct sn__pending **sn__engine_pending(sn_engine *e)
+{
+    return &e->pending;
+}
+
+unsigned long long sn__engine_next_ask(sn_engine *e)
+{
+    return ++e->asks;
+}
+
 void sn_engine_free(sn_engine *e)
 {
-    if (e)
+    if (e) {
+        sn__pending_free_all(e);
         sn_state_key_free(e->state_key);
+    }
     sn_free(e);
 }
 
@@ -429,7 +443,15 @@ static void on_resources_unsubscribe(sn__request *r)
 
 static void on_notification(sn__request *r)
 {
-    (void)r; /* initialized, cancelled, roots/list_changed: nothing to answer */
+    (void)r; /* initialized, roots/list_changed: nothing to answer */
+}
+
+/* notifications/cancelled: a waiting request stops and gets no answer. */
+static void on_cancelled(sn__request *r)
+{
+    json_t *id = json_object_get(r->params, "requestId");
+    if (id)
+        sn__pending_cancel(r->engine, r->session, id);
 }
 
 /* ==== 2026-07-28 methods ================================================== */
@@ -478,7 +500,7 @@ static const method methods[] = {
     {"resources/subscribe", on_resources_subscribe, M_LEGACY},
     {"resources/unsubscribe", on_resources_unsubscribe, M_LEGACY},
     {"notifications/initialized", on_notification, M_LEGACY | M_NOTIFICATION},
-    {"notifications/cancelled", on_notification, M_LEGACY | M_MODERN | M_NOTIFICATION},
+    {"notifications/cancelled", on_cancelled, M_LEGACY | M_MODERN | M_NOTIFICATION},
     {"notifications/roots/list_changed", on_notification, M_LEGACY | M_NOTIFICATION},
     {NULL, NULL, 0},
 };
@@ -523,6 +545,7 @@ void sn__frame_init(sn__request *r, sn_frame *f)
         f->assigns_ref = r->session->assigns_ref;
     }
     r->frame_caps = f->client_capabilities;
+    f->can_wait = r->in && r->in->can_wait;
     if (f->progress_token && !json_is_string(f->progress_token) &&
         !json_is_integer(f->progress_token))
         f->progress_token = NULL;
@@ -605,6 +628,7 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         sn_runtime_release(e->rt, r.cat);
         return r.failed ? SN_ENOMEM : SN_OK;
     }
+    r.doc = doc;
     json_t *id = json_object_get(doc, "id");
     json_t *method_v = json_object_get(doc, "method");
     r.params = json_object_get(doc, "params");
@@ -622,7 +646,8 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
     if (method_v == NULL && id &&
         (json_object_get(doc, "result") || json_object_get(doc, "error"))) {
         if (out)
-            out->http_status = 202; /* a client's response: nothing asked for it yet */
+            out->http_status = 202; /* a client's response to one of our requests */
+        sn__pending_answer(e, session, doc);
         goto done;
     }
     if (!json_is_string(method_v)) {

@@ -27,6 +27,12 @@ typedef struct sn_request_facts {
      * header was repeated), or NULL (stdio). With headers, 2026-07-28
      * requests are checked against them (host/proto/headers.h). */
     const json_t *headers;
+    /* The transport can let a request wait (a handler's ctx:sleep,
+     * ctx:elicit ...): it keeps `ud` (the emit callback's) alive until the
+     * engine calls done(ud), and calls sn_engine_tick when
+     * sn_engine_next_wake says. Without it, waits are refused or blocking. */
+    bool can_wait;
+    void (*done)(void *ud); /* may be NULL (stdio: the stream outlives every request) */
 } sn_request_facts;
 
 /* What the transport should do with the reply. */
@@ -34,6 +40,7 @@ typedef struct sn_reply_facts {
     int http_status;  /* 200, 202 (notification or client response), 400, 404 ... */
     bool initialized; /* this message was a successful `initialize` */
     bool stateless;   /* served in the 2026-07-28 era */
+    bool pending;     /* the response comes later through emit, then done(ud) */
 } sn_reply_facts;
 
 /* Creates an engine serving `rt` (keeps it until sn_engine_free). */
@@ -107,6 +114,23 @@ sn_err sn_engine_reload(sn_engine *e, sn_reload_report *report, sn_diag *diag);
  * (initialize-era sessions only; nothing for an unchanged list). */
 void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_report *report,
                               sn_emit_cb *emit, void *ud);
+
+/* ---- requests that wait ---- */
+
+/* Milliseconds until the earliest waiting request needs sn_engine_tick, or
+ * -1 when none waits on a clock. */
+long long sn_engine_next_wake(const sn_engine *e);
+
+/* Resumes the requests whose sleep is over and gives up on server-to-client
+ * requests the client did not answer in time. */
+void sn_engine_tick(sn_engine *e);
+
+/* The stream `ud` is gone (the client disconnected): its waiting requests
+ * stop, and nothing more is sent for them (2026-07-28 cancellation). */
+void sn_engine_cancel_stream(sn_engine *e, void *ud);
+
+/* How many requests wait. */
+size_t sn_engine_waiting(const sn_engine *e);
 
 /* Delivers a message to one session outside any request (a notification a
  * handler sent with snodo.notify.*): the transport writes it to the

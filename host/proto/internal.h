@@ -13,6 +13,7 @@
 typedef struct sn__request {
     sn_engine *engine;
     const sn_catalog *cat;      /* the snapshot this message is served by (pinned) */
+    json_t *doc;                /* the parsed message */
     sn_session *session;        /* may be NULL */
     const sn_request_facts *in; /* may be NULL */
     sn_reply_facts *out;        /* may be NULL */
@@ -63,6 +64,21 @@ void sn__input_reply(sn__request *r, const sn__input_target *t, sn_call_outcome 
 struct sn_state_key;
 const struct sn_state_key *sn__engine_state_key(const sn_engine *e);
 long long sn__engine_now_ms(const sn_engine *e);
+
+/* Requests that wait (proto/pending.c). sn__pend takes over a tool call
+ * whose handler waits: `out`, `frame` and `state` move into the pending
+ * record (state owned); the reply comes later. sn__finish_tool_call answers
+ * a finished call. sn__pending_answer routes a client's response to the
+ * server-to-client request it answers; sn__pending_cancel drops a request
+ * the client cancelled. */
+void sn__pend(sn__request *r, const sn_component *tool, const sn_frame *frame,
+              sn_call_outcome *out, json_t *state);
+void sn__finish_tool_call(sn__request *r, sn_call_outcome *out);
+bool sn__pending_answer(sn_engine *e, sn_session *s, const json_t *msg);
+void sn__pending_cancel(sn_engine *e, sn_session *s, const json_t *request_id);
+void sn__pending_free_all(sn_engine *e);
+struct sn__pending **sn__engine_pending(sn_engine *e);
+unsigned long long sn__engine_next_ask(sn_engine *e);
 
 void sn__on_tools_list(sn__request *r);
 void sn__on_tools_call(sn__request *r);

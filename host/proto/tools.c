@@ -132,18 +132,32 @@ void sn__on_tools_call(sn__request *r)
         sn_call_outcome out;
         if (sn_call_tool(rt, t, args, &frame, &out) != SN_OK) {
             sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
-        } else if (out.input_required) {
-            sn__input_reply(r, &target, &out);
-        } else if (out.rpc_code) {
-            sn__reply_error(r, out.rpc_code, out.rpc_message, json_incref(out.rpc_data));
+        } else if (out.pending) {
+            sn__pend(r, t, &frame, &out, state); /* takes out and state */
+            state = NULL;
         } else {
-            json_t *sc = json_object_get(out.result, "structuredContent");
-            if (sc && !r->stateless && !json_is_object(sc))
-                json_object_del(out.result, "structuredContent"); /* DIGEST A6 */
-            sn__reply_result(r, json_incref(out.result));
+            sn__finish_tool_call(r, &out);
         }
         sn_call_outcome_clear(&out);
     }
     json_decref(state);
     json_decref(empty);
+}
+
+void sn__finish_tool_call(sn__request *r, sn_call_outcome *out)
+{
+    if (out->input_required) {
+        const char *name = json_string_value(json_object_get(r->params, "name"));
+        sn__input_target target = {"tools/call", name, json_object_get(r->params, "arguments")};
+        sn__input_reply(r, &target, out);
+    } else if (out->rpc_code) {
+        sn__reply_error(r, out->rpc_code, out->rpc_message, json_incref(out->rpc_data));
+    } else if (out->result) {
+        json_t *sc = json_object_get(out->result, "structuredContent");
+        if (sc && !r->stateless && !json_is_object(sc))
+            json_object_del(out->result, "structuredContent"); /* DIGEST A6 */
+        sn__reply_result(r, json_incref(out->result));
+    } else {
+        sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+    }
 }

@@ -101,6 +101,7 @@ enum phase {
     PH_BODY,    /* reading a body: idle timeout, reset on progress */
     PH_IDLE,    /* keep-alive between requests: idle timeout */
     PH_STREAM,  /* standalone GET stream: no timeout, keep-alive comments */
+    PH_WAITING, /* a POST's SSE response whose handler waits: no timeout */
     PH_CLOSING, /* response written, lingering or closing */
 };
 
@@ -123,6 +124,7 @@ struct sn_http_server {
     sn_watch *watch; /* hot reload, or NULL */
     uv_async_t stop_async;
     uv_timer_t keepalive, deadline;
+    uv_timer_t wake; /* the engine's next waiting request */
     sn_engine *engine;
     sn_http_config cfg;
     const sn_http_options *opt; /* &opt_copy, or NULL */
@@ -170,6 +172,7 @@ struct conn {
     size_t head_bytes;
     buf body;
     session_entry *stream_of; /* PH_STREAM: the session this stream serves */
+    struct reply *waiting;    /* PH_WAITING: the engine still answers on it (owned) */
 };
 
 static void conn_close(conn *c);
@@ -620,14 +623,15 @@ static json_t *headers_json(const conn *c)
 
 /* ==== POST ================================================================ */
 
-typedef struct reply {
+typedef struct reply reply;
+struct reply {
     conn *c;
     bool sse_ok; /* Accept allows text/event-stream */
     bool streaming;
     size_t count;
     buf last;          /* the latest message while not streaming */
     const char *extra; /* header lines for the response (Mcp-Session-Id) */
-} reply;
+};
 
 static void emit(void *ud, const char *json, size_t len)
 {
@@ -652,35 +656,80 @@ static void emit(void *ud, const char *json, size_t len)
     buf_add(&r->last, json, len);
 }
 
+static void schedule_wake(sn_http_server *s);
+static void timer_set(conn *c, int ms);
+
+/* The engine finished a request that waited: end its stream; the
+ * connection goes back to reading requests. */
+static void reply_done(void *ud)
+{
+    reply *r = ud;
+    conn *c = r->c;
+    stream_end(c);
+    c->waiting = NULL;
+    sn_free(r);
+    if (c->closing)
+        return;
+    if (c->must_close) {
+        conn_finish(c);
+        return;
+    }
+    c->phase = PH_IDLE;
+    llhttp_resume(&c->parser);
+    timer_set(c, c->srv->idle_ms);
+}
+
 static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, session_entry *minting,
                          char *mint_extra)
 {
     sn_http_server *s = c->srv;
-    reply r = {.c = c, .sse_ok = accepts(c, "text/event-stream"), .extra = mint_extra};
-    sn_request_facts in = {.headers = hdrs};
+    reply *r = sn_calloc(1, sizeof *r);
+    if (r == NULL) {
+        respond_error(c, 500, NULL, -32603, "Internal error: out of memory", NULL);
+        return;
+    }
+    *r = (reply){.c = c, .sse_ok = accepts(c, "text/event-stream"), .extra = mint_extra};
+    /* a handler may wait (ctx:sleep, ctx:elicit ...) when its answer can be
+     * streamed: the response then stays open until the engine is done */
+    sn_request_facts in = {.headers = hdrs, .can_wait = r->sse_ok, .done = reply_done};
     sn_reply_facts out;
     sn_err err = sn_engine_handle(s->engine, session, c->body.data ? c->body.data : "", c->body.len,
-                                  &in, &out, emit, &r);
+                                  &in, &out, emit, r);
+    schedule_wake(s);
     if (minting && !out.initialized) {
-        r.extra = NULL; /* the handshake failed: no session */
+        r->extra = NULL; /* the handshake failed: no session */
     } else if (minting) {
         session_make_room(s);
         session_push(s, minting);
         s->nsessions++;
         minting = NULL;
     }
-    if (r.streaming) {
+    if (out.pending) {
+        if (!r->streaming) {
+            r->streaming = true;
+            stream_begin(c, r->extra);
+            if (r->count > 0)
+                stream_block(c, "data: ", r->last.data, r->last.len);
+            buf_free(&r->last);
+        }
+        c->phase = PH_WAITING;
+        c->waiting = r; /* freed by reply_done, or by conn_close */
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    if (r->streaming) {
         stream_end(c);
-    } else if (err != SN_OK && r.count == 0) {
+    } else if (err != SN_OK && r->count == 0) {
         respond_error(c, 500, NULL, -32603, "Internal error: out of memory", NULL);
-    } else if (r.last.failed) {
+    } else if (r->last.failed) {
         respond_error(c, 500, NULL, -32603, "Internal error: out of memory", NULL);
-    } else if (r.count > 0) {
-        respond(c, out.http_status, "application/json", r.extra, r.last.data, r.last.len);
+    } else if (r->count > 0) {
+        respond(c, out.http_status, "application/json", r->extra, r->last.data, r->last.len);
     } else {
         respond(c, out.http_status == 200 ? 202 : out.http_status, NULL, NULL, NULL, 0);
     }
-    buf_free(&r.last);
+    buf_free(&r->last);
+    sn_free(r);
     if (minting) {
         sn_session_free(minting->session);
         sn_free(minting);
@@ -1071,7 +1120,7 @@ static int on_message_complete(llhttp_t *p)
     }
     c->phase = PH_IDLE;
     bool stop = handle_request(c);
-    if (c->phase == PH_STREAM || c->closing)
+    if (c->phase == PH_STREAM || c->phase == PH_WAITING || c->closing)
         return HPE_PAUSED;
     if (stop) {
         conn_finish(c);
@@ -1115,6 +1164,13 @@ static void conn_close(conn *c)
     if (c->stream_of) {
         c->stream_of->stream = NULL;
         c->stream_of = NULL;
+    }
+    if (c->waiting) {
+        /* 2026-07-28: closing the stream cancels the request; and in the
+         * initialize era there is nowhere left to answer */
+        sn_engine_cancel_stream(c->srv->engine, c->waiting);
+        sn_free(c->waiting);
+        c->waiting = NULL;
     }
     uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
@@ -1215,6 +1271,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *b)
         return;
     if (c->phase == PH_CLOSING || c->phase == PH_STREAM)
         return; /* lingering, or a stream: input is discarded */
+    if (c->phase == PH_WAITING) {
+        c->must_close = true; /* a request behind a waiting one cannot be kept in order */
+        return;
+    }
     if (c->phase == PH_FRESH || c->phase == PH_IDLE)
         c->stray = true; /* until on_message_begin says a request started */
     llhttp_errno_t err = llhttp_execute(&c->parser, b->base, (size_t)nread);
@@ -1300,6 +1360,7 @@ static void stop_server(sn_http_server *s)
 {
     close_server_handle(s, (uv_handle_t *)&s->keepalive);
     close_server_handle(s, (uv_handle_t *)&s->deadline);
+    close_server_handle(s, (uv_handle_t *)&s->wake);
     close_server_handle(s, (uv_handle_t *)&s->stop_async);
     if (s->signals_on) {
         close_server_handle(s, (uv_handle_t *)&s->sigterm);
@@ -1378,6 +1439,20 @@ static void on_sighup(uv_signal_t *h, int signum)
 {
     (void)signum;
     reload(h->data);
+}
+
+static void on_wake(uv_timer_t *t)
+{
+    sn_http_server *s = t->data;
+    sn_engine_tick(s->engine);
+    schedule_wake(s);
+}
+
+static void schedule_wake(sn_http_server *s)
+{
+    long long ms = sn_engine_next_wake(s->engine);
+    if (ms >= 0 && !uv_is_closing((uv_handle_t *)&s->wake))
+        uv_timer_start(&s->wake, on_wake, (uint64_t)ms, 0);
 }
 
 static void on_stop_async(uv_async_t *a)
@@ -1503,6 +1578,8 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
                                                : ((struct sockaddr_in6 *)&bound)->sin6_port);
     uv_timer_init(&s->loop, &s->keepalive);
     uv_timer_init(&s->loop, &s->deadline);
+    uv_timer_init(&s->loop, &s->wake);
+    s->wake.data = s;
     uv_async_init(&s->loop, &s->stop_async, on_stop_async);
     s->keepalive.data = s->deadline.data = s->stop_async.data = s;
     uv_timer_start(&s->keepalive, on_keepalive, (uint64_t)s->keepalive_ms,

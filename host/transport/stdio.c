@@ -20,6 +20,9 @@ typedef struct stdio_server {
     uv_loop_t loop;
     uv_pipe_t in, out;
     uv_signal_t sigterm, sigint, sighup;
+    uv_timer_t wake;       /* the engine's next waiting request */
+    int draining;          /* input ended: finish the waiting requests, then stop */
+    int stopped;
     sn_watch *watch;
     uv_shutdown_t shutdown;
     sn_engine *engine;
@@ -66,6 +69,34 @@ static void emit(void *ud, const char *json, size_t len)
     }
 }
 
+static void stop(stdio_server *s);
+
+/* Arms the timer for the engine's next waiting request; at end of input,
+ * stops once nothing waits any more. */
+static void on_wake(uv_timer_t *t);
+
+static void schedule(stdio_server *s)
+{
+    if (s->emit != emit)
+        return; /* blocking mode: nothing waits */
+    long long ms = sn_engine_next_wake(s->engine);
+    /* at end of input only short sleeps are worth waiting for: an answer
+     * the client was asked for can no longer come */
+    if (s->draining && (sn_engine_waiting(s->engine) == 0 || ms < 0 || ms > 10000)) {
+        stop(s);
+        return;
+    }
+    if (ms >= 0)
+        uv_timer_start(&s->wake, on_wake, (uint64_t)ms, 0);
+}
+
+static void on_wake(uv_timer_t *t)
+{
+    stdio_server *s = t->data;
+    sn_engine_tick(s->engine);
+    schedule(s);
+}
+
 static void handle_line(stdio_server *s, const char *line, size_t len)
 {
     if (len && line[len - 1] == '\r')
@@ -75,8 +106,11 @@ static void handle_line(stdio_server *s, const char *line, size_t len)
         i++;
     if (i == len)
         return; /* blank lines carry nothing */
-    if (sn_engine_handle(s->engine, s->session, line, len, NULL, NULL, s->emit, s) != SN_OK)
+    /* the stream outlives every request, so handlers may wait */
+    sn_request_facts in = {.can_wait = s->emit == emit};
+    if (sn_engine_handle(s->engine, s->session, line, len, &in, NULL, s->emit, s) != SN_OK)
         sn_log(SN_LOG_ERROR, "stdio: out of memory while answering a message");
+    schedule(s);
 }
 
 static void too_long(stdio_server *s)
@@ -175,6 +209,11 @@ static void on_out_shutdown(uv_shutdown_t *req, int status)
 
 static void stop(stdio_server *s)
 {
+    if (s->stopped)
+        return;
+    s->stopped = 1;
+    sn_engine_cancel_stream(s->engine, s); /* whatever still waits gets nothing */
+    uv_close((uv_handle_t *)&s->wake, NULL);
     uv_read_stop((uv_stream_t *)&s->in);
     uv_close((uv_handle_t *)&s->in, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
@@ -204,6 +243,14 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         handle_line(s, s->line, s->len); /* a last message without '\n' */
     }
     s->len = 0;
+    if (nread == UV_EOF && sn_engine_waiting(s->engine) > 0) {
+        /* answer what is still waiting (a sleep, a timer) before exiting;
+         * a wait for the client's own answer can never end now */
+        uv_read_stop((uv_stream_t *)&s->in);
+        s->draining = 1;
+        schedule(s);
+        return;
+    }
     stop(s);
 }
 
@@ -300,6 +347,8 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
     uv_signal_init(&s.loop, &s.sigterm);
     uv_signal_init(&s.loop, &s.sigint);
     uv_signal_init(&s.loop, &s.sighup);
+    uv_timer_init(&s.loop, &s.wake);
+    s.wake.data = &s;
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_signal_start(&s.sigint, on_signal, SIGINT);
     uv_signal_start(&s.sighup, on_sighup, SIGHUP);

@@ -273,3 +273,101 @@ tool "test_input_required_result_capabilities" {
     return "Nothing to ask this client"
   end,
 }
+
+-- ---- C.4: server-to-client requests in the initialize era (2025-11-25) ----
+
+-- a small JSON writer for the answer's content (flat tables of scalars)
+local function to_json(v)
+  if type(v) ~= "table" then
+    return type(v) == "string" and ("%q"):format(v) or tostring(v)
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = ("%q:%s"):format(k, to_json(v[k])) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+local function answer_text(result)
+  return ("action=%s, content=%s"):format(tostring(result.action), to_json(result.content))
+end
+
+tool "test_sampling" {
+  description = "Asks the client's model",
+  argument "prompt" { "string", required = true },
+  call = function(args, ctx)
+    local r, err = ctx:sample {
+      messages = { { role = "user", content = { type = "text", text = args.prompt } } },
+      maxTokens = 100,
+    }
+    if not r then return nil, err end
+    return "LLM response: " .. tostring(r.content and r.content.text)
+  end,
+}
+
+tool "test_elicitation" {
+  description = "Asks the user",
+  argument "message" { "string", required = true },
+  call = function(args, ctx)
+    local r, err = ctx:elicit(args.message, {
+      type = "object",
+      properties = {
+        username = { type = "string", description = "User's response" },
+        email = { type = "string", description = "User's email address" },
+      },
+      required = { "username", "email" },
+    })
+    if not r then return nil, err end
+    return "User response: " .. answer_text(r)
+  end,
+}
+
+tool "test_elicitation_sep1034_defaults" {
+  description = "A form with defaults",
+  call = function(_, ctx)
+    local r, err = ctx:elicit("Please review and update the form fields with defaults", {
+      type = "object",
+      properties = {
+        name = { type = "string", default = "John Doe" },
+        age = { type = "integer", default = 30 },
+        score = { type = "number", default = 95.5 },
+        status = { type = "string", enum = { "active", "inactive", "pending" },
+                   default = "active" },
+        verified = { type = "boolean", default = true },
+      },
+      required = snodo.empty_array,
+    })
+    if not r then return nil, err end
+    return "Elicitation completed: " .. answer_text(r)
+  end,
+}
+
+tool "test_elicitation_sep1330_enums" {
+  description = "A form with every enum shape",
+  call = function(_, ctx)
+    local r, err = ctx:elicit("Please choose", {
+      type = "object",
+      properties = {
+        untitledSingle = { type = "string", enum = { "option1", "option2", "option3" } },
+        titledSingle = { type = "string", oneOf = {
+          { const = "value1", title = "First Option" },
+          { const = "value2", title = "Second Option" },
+          { const = "value3", title = "Third Option" },
+        } },
+        legacyEnum = { type = "string", enum = { "opt1", "opt2", "opt3" },
+                       enumNames = { "Option One", "Option Two", "Option Three" } },
+        untitledMulti = { type = "array", minItems = 1, maxItems = 3,
+                          items = { type = "string", enum = { "option1", "option2", "option3" } } },
+        titledMulti = { type = "array", minItems = 1, maxItems = 3, items = { anyOf = {
+          { const = "value1", title = "First Choice" },
+          { const = "value2", title = "Second Choice" },
+          { const = "value3", title = "Third Choice" },
+        } } },
+      },
+      required = snodo.empty_array,
+    })
+    if not r then return nil, err end
+    return "Elicitation completed: " .. answer_text(r)
+  end,
+}

@@ -14,6 +14,7 @@ static const char *const sn_transcripts[] = {
     "resources_prompts.txt",
     "budgets.txt",
     "subscriptions.txt",
+    "waits.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
