@@ -38,6 +38,7 @@ struct sn_engine {
     sn_state_key *state_key; /* signs requestState (2026-07-28 input round trips) */
     sn_clock_fn *now_ms;     /* wall clock for state expiries; tests may fix it */
     struct sn__pending *pending; /* requests whose handlers wait (pending.c) */
+    struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
     unsigned long long asks;     /* numbers our server-to-client request ids */
 };
 
@@ -110,6 +111,11 @@ struct sn__pending **sn__engine_pending(sn_engine *e)
     return &e->pending;
 }
 
+struct sn__listener **sn__engine_listeners(sn_engine *e)
+{
+    return &e->listeners;
+}
+
 unsigned long long sn__engine_next_ask(sn_engine *e)
 {
     return ++e->asks;
@@ -119,6 +125,7 @@ void sn_engine_free(sn_engine *e)
 {
     if (e) {
         sn__pending_free_all(e);
+        sn__listeners_free_all(e);
         sn_state_key_free(e->state_key);
     }
     sn_free(e);
@@ -285,18 +292,15 @@ static json_t *server_capabilities(const sn__request *r)
 {
     const sn_catalog *c = r->cat;
     json_t *caps = json_object();
-    /* listChanged: a reload announces what changed to initialize-era
-     * sessions; 2026-07-28 would hear it on subscriptions/listen, which is
-     * not served yet, so it is not promised there */
-    const char *list_caps = r->stateless ? "{}" : "{sb}";
+    /* listChanged and subscribe: a reload (or snodo.notify) announces what
+     * changed to initialize-era sessions and to 2026-07-28 listen streams */
     if (c->tools.count)
-        json_object_set_new(caps, "tools", json_pack(list_caps, "listChanged", 1));
+        json_object_set_new(caps, "tools", json_pack("{sb}", "listChanged", 1));
     if (c->resources.count || c->templates.count)
         json_object_set_new(caps, "resources",
-                            r->stateless ? json_object()
-                                         : json_pack("{sbsb}", "subscribe", 1, "listChanged", 1));
+                            json_pack("{sbsb}", "subscribe", 1, "listChanged", 1));
     if (c->prompts.count)
-        json_object_set_new(caps, "prompts", json_pack(list_caps, "listChanged", 1));
+        json_object_set_new(caps, "prompts", json_pack("{sb}", "listChanged", 1));
     if (c->completions)
         json_object_set_new(caps, "completions", json_object());
     if (!r->stateless)
@@ -446,11 +450,12 @@ static void on_notification(sn__request *r)
     (void)r; /* initialized, roots/list_changed: nothing to answer */
 }
 
-/* notifications/cancelled: a waiting request stops and gets no answer. */
+/* notifications/cancelled: a waiting request, or a listen stream, stops
+ * and gets no answer. */
 static void on_cancelled(sn__request *r)
 {
     json_t *id = json_object_get(r->params, "requestId");
-    if (id)
+    if (id && !sn__listeners_cancel(r->engine, r->session, id, NULL))
         sn__pending_cancel(r->engine, r->session, id);
 }
 
@@ -498,6 +503,7 @@ static const method methods[] = {
     {"prompts/get", sn__on_prompts_get, M_LEGACY | M_MODERN},
     {"completion/complete", sn__on_complete, M_LEGACY | M_MODERN},
     {"resources/subscribe", on_resources_subscribe, M_LEGACY},
+    {"subscriptions/listen", sn__on_listen, M_MODERN},
     {"resources/unsubscribe", on_resources_unsubscribe, M_LEGACY},
     {"notifications/initialized", on_notification, M_LEGACY | M_NOTIFICATION},
     {"notifications/cancelled", on_cancelled, M_LEGACY | M_MODERN | M_NOTIFICATION},
@@ -669,7 +675,11 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
     json_t *meta = json_object_get(r.params, "_meta");
     r.meta = json_is_object(meta) ? meta : NULL;
 
-    if (r.meta && json_object_get(r.meta, META_VERSION)) {
+    if (strcmp(name, "notifications/cancelled") == 0 && r.is_notification) {
+        /* any era, with or without _meta: 2026-07-28 stdio clients cancel
+         * (and end listen streams) with a bare notification */
+        on_cancelled(&r);
+    } else if (r.meta && json_object_get(r.meta, META_VERSION)) {
         /* before `initialize`: "a request carrying modern per-request _meta is
          * served statelessly" (versioning.mdx), so initialize there is -32601 */
         r.stateless = true;
@@ -755,6 +765,7 @@ void sn_engine_flush(sn_engine *e)
     {
         if (e->send)
             deliver(e, msg);
+        sn__listeners_deliver(e, msg);
     }
     json_decref(box);
 }
@@ -786,6 +797,22 @@ void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_repor
         char msg[96];
         int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", notices[i]);
         emit(ud, msg, (size_t)n);
+    }
+}
+
+void sn_engine_announce_reload(sn_engine *e, const sn_reload_report *report)
+{
+    static const char *const notices[] = {"notifications/tools/list_changed",
+                                          "notifications/resources/list_changed",
+                                          "notifications/prompts/list_changed"};
+    const bool changed[] = {report->tools_changed, report->resources_changed,
+                            report->prompts_changed};
+    for (size_t i = 0; i < 3; i++) {
+        if (!changed[i])
+            continue;
+        json_t *msg = json_pack("{sssss{}}", "jsonrpc", "2.0", "method", notices[i], "params");
+        sn__listeners_deliver(e, msg);
+        json_decref(msg);
     }
 }
 

@@ -129,6 +129,14 @@ void sn_engine_tick(sn_engine *e);
  * stop, and nothing more is sent for them (2026-07-28 cancellation). */
 void sn_engine_cancel_stream(sn_engine *e, void *ud);
 
+/* Ends every subscriptions/listen stream with its completion result (a
+ * server shutting down). */
+void sn_engine_end_listeners(sn_engine *e);
+
+/* Sends list_changed for what a reload changed to the 2026-07-28 listen
+ * streams that opted in (sn_engine_notify_changes serves sessions). */
+void sn_engine_announce_reload(sn_engine *e, const sn_reload_report *report);
+
 /* How many requests wait. */
 size_t sn_engine_waiting(const sn_engine *e);
 

@@ -80,6 +80,13 @@ void sn__pending_free_all(sn_engine *e);
 struct sn__pending **sn__engine_pending(sn_engine *e);
 unsigned long long sn__engine_next_ask(sn_engine *e);
 
+/* subscriptions/listen streams (proto/listen.c). */
+void sn__on_listen(sn__request *r);
+void sn__listeners_deliver(sn_engine *e, const json_t *msg);
+bool sn__listeners_cancel(sn_engine *e, sn_session *s, const json_t *request_id, void *ud);
+void sn__listeners_free_all(sn_engine *e);
+struct sn__listener **sn__engine_listeners(sn_engine *e);
+
 void sn__on_tools_list(sn__request *r);
 void sn__on_tools_call(sn__request *r);
 void sn__on_resources_list(sn__request *r);

@@ -221,6 +221,7 @@ void sn__pending_cancel(sn_engine *e, sn_session *s, const json_t *request_id)
 
 void sn_engine_cancel_stream(sn_engine *e, void *ud)
 {
+    sn__listeners_cancel(e, NULL, NULL, ud);
     sn__pending **at = sn__engine_pending(e);
     while (*at) {
         sn__pending *p = *at;

@@ -1385,6 +1385,7 @@ static void begin_shutdown(sn_http_server *s)
         return;
     s->stopping = true;
     sn_log(SN_LOG_INFO, "http: stopping: no new connections, finishing requests in flight");
+    sn_engine_end_listeners(s->engine); /* listen streams end with their completion result */
     if (!s->listener_closed) {
         s->listener_closed = true;
         close_server_handle(s, (uv_handle_t *)&s->listener);
@@ -1425,6 +1426,7 @@ static void reload(void *ud)
         return;
     for (session_entry *e = s->sessions; e; e = e->next)
         sn_engine_notify_changes(s->engine, e->session, &report, emit_to_stream, e);
+    sn_engine_announce_reload(s->engine, &report);
 }
 
 /* snodo.notify.* reaches a session on its standalone GET stream */

@@ -182,8 +182,10 @@ static void reload(void *ud)
 {
     stdio_server *s = ud;
     sn_reload_report report;
-    if (sn_watch_reload(s->engine, &report) == 0)
-        sn_engine_notify_changes(s->engine, s->session, &report, s->emit, s);
+    if (sn_watch_reload(s->engine, &report) != 0)
+        return;
+    sn_engine_notify_changes(s->engine, s->session, &report, s->emit, s);
+    sn_engine_announce_reload(s->engine, &report);
 }
 
 /* snodo.notify.* reaches the process's one session */

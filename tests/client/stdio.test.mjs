@@ -368,7 +368,8 @@ describe(`stateless era ${MODERN}`, () => {
     assert.equal(client.getProtocolEra(), 'modern');
     assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
     assert.equal(client.getInstructions(), INSTRUCTIONS);
-    assert.deepEqual(client.getServerCapabilities()?.tools, {});
+    // list changes reach 2026-07-28 clients on subscriptions/listen streams
+    assert.deepEqual(client.getServerCapabilities()?.tools, { listChanged: true });
     assert.equal(client.getServerVersion()?.name, SERVER_NAME);
 
     const discovered = client.getDiscoverResult();

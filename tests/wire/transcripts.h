@@ -15,6 +15,7 @@ static const char *const sn_transcripts[] = {
     "budgets.txt",
     "subscriptions.txt",
     "waits.txt",
+    "listen.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
