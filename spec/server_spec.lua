@@ -25,7 +25,7 @@ describe("server.lua", function()
   it("lists tools in a deterministic order", function()
     local names = {}
     for i, t in ipairs(server:list_tools(support.MODERN)) do names[i] = t.name end
-    assert.same({ "25_inline_components", "echo", "greet", "lookup", "order", "search",
-                  "version" }, names)
+    assert.same({ "25_inline_components", "echo", "greet", "long_job", "lookup", "order",
+                  "search", "send_message", "touch_readme", "version" }, names)
   end)
 end)

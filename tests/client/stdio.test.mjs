@@ -47,7 +47,8 @@ const INSTRUCTIONS = 'Example tools, resources and prompts bundled with Snodo.';
 
 // ---------------------------------------------------------------------------
 // Expected catalog: components/server.lua, 01_direct_tools.lua,
-// 02_structured_schema.lua, 25_inline_components.lua, in tools/list order.
+// 02_structured_schema.lua, 25_inline_components.lua, 30_interactions.lua, in
+// tools/list order.
 
 const SEARCH_TOOL = {
   name: 'search',
@@ -82,6 +83,14 @@ const TOOLS = [
     name: 'greet',
     description: 'Create a greeting',
     inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  },
+  {
+    name: 'long_job',
+    description: 'A job in steps, reporting progress',
+    inputSchema: {
+      type: 'object',
+      properties: { steps: { type: 'integer', minimum: 1, maximum: 10 } },
+    },
   },
   {
     name: 'lookup',
@@ -124,6 +133,20 @@ const TOOLS = [
     },
   },
   SEARCH_TOOL,
+  {
+    name: 'send_message',
+    description: 'Send a message after the user confirms',
+    inputSchema: {
+      type: 'object',
+      properties: { to: { type: 'string' }, text: { type: 'string' } },
+      required: ['to', 'text'],
+    },
+  },
+  {
+    name: 'touch_readme',
+    description: 'Tell subscribers that the readme changed',
+    inputSchema: { type: 'object', properties: {} },
+  },
   {
     name: 'version',
     description: 'Latest version of a package',
@@ -300,7 +323,8 @@ for (const protocolVersion of ['2025-11-25', '2025-06-18']) {
       const { client, wire } = conn;
       const result = await client.listTools();
       assert.deepEqual(result.tools.map((t) => t.name),
-        ['25_inline_components', 'echo', 'greet', 'lookup', 'order', 'search', 'version']);
+        ['25_inline_components', 'echo', 'greet', 'long_job', 'lookup', 'order', 'search',
+        'send_message', 'touch_readme', 'version']);
       assert.deepEqual(result.tools.find((t) => t.name === 'search').inputSchema, SEARCH_TOOL.inputSchema);
       assert.deepEqual(result, { tools: toolsFor(protocolVersion) });
 
@@ -399,7 +423,8 @@ describe(`stateless era ${MODERN}`, () => {
     const { client, wire } = conn;
     const result = await client.listTools(undefined, { cacheMode: 'refresh' });
     assert.deepEqual(result.tools.map((t) => t.name),
-      ['25_inline_components', 'echo', 'greet', 'lookup', 'order', 'search', 'version']);
+      ['25_inline_components', 'echo', 'greet', 'long_job', 'lookup', 'order', 'search',
+        'send_message', 'touch_readme', 'version']);
     assert.deepEqual(result.tools.find((t) => t.name === 'search').inputSchema, SEARCH_TOOL.inputSchema);
     assert.deepEqual(withoutMeta(result), { tools: toolsFor(MODERN), ttlMs: 60000, cacheScope: 'public' });
 

@@ -45,7 +45,7 @@ Test(cli, checks_a_directory_and_lists_the_catalog)
     cr_expect_not_null(strstr(out, "server snodo-examples 0.1.0\n"), "%s", out);
     cr_expect_not_null(strstr(out, "  tool     order"), "%s", out);
     cr_expect_not_null(strstr(out, "  template package_info"), "%s", out);
-    cr_expect_not_null(strstr(out, "7 tools, 63 resources, 3 resource templates, 3 prompts\n"),
+    cr_expect_not_null(strstr(out, "10 tools, 63 resources, 3 resource templates, 3 prompts\n"),
                        "%s", out);
 }
 
