@@ -61,6 +61,7 @@ typedef struct sn_component {
     int complete_ref;             /* complete(c, ctx), or LUA_NOREF */
     unsigned long long hash;      /* of what lists and reads show (reload diffs) */
     long long call_timeout_ms;    /* limits.call_timeout_ms; 0: the server's */
+    long max_concurrent;          /* limits.max_concurrent: calls waiting at once; 0: no cap */
 } sn_component;
 
 typedef struct sn_component_list {
@@ -99,6 +100,7 @@ typedef struct sn_server {
     size_t max_message_bytes; /* limits.max_message_bytes: one message on stdio / HTTP */
     long long call_timeout_ms; /* limits.call_timeout_ms: one handler call (default 30 s) */
     size_t memory_mb;          /* limits.memory_mb: what the Lua VM may hold (default 256) */
+    size_t max_waiting;        /* limits.max_waiting: handlers waiting at once (default 10000) */
     long long request_state_ttl_ms; /* how long a requestState stays valid (default 10 min) */
     sn_cache_hint tools_cache, prompts_cache, resources_cache, discovery_cache;
     sn_http_options http; /* snodo.server{ http = {...} } */

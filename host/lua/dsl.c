@@ -930,19 +930,22 @@ static int register_tool(lua_State *L, sn__loader *ld, const char *name, int spe
         goto fail;
 
     if (lua_getfield(L, spec, "limits") != LUA_TNIL) {
-        static const char *const tool_limit_keys[] = {"call_timeout_ms", NULL};
-        lua_Integer ms = 0;
+        static const char *const tool_limit_keys[] = {"call_timeout_ms", "max_concurrent",
+                                                      NULL};
+        lua_Integer ms = 0, most = 0;
         if (lua_type(L, -1) != LUA_TTABLE) {
             lua_pop(L, 1);
             fail(&b, "'limits' must be a table");
             goto fail;
         }
         if (check_keys(&b, lua_gettop(L), 0, tool_limit_keys, NULL) ||
-            limit_int(&b, lua_gettop(L), "call_timeout_ms", 1, 3600000, &ms)) {
+            limit_int(&b, lua_gettop(L), "call_timeout_ms", 1, 3600000, &ms) ||
+            limit_int(&b, lua_gettop(L), "max_concurrent", 1, 100000, &most)) {
             lua_pop(L, 1);
             goto fail;
         }
         c->call_timeout_ms = ms;
+        c->max_concurrent = (long)most;
     }
     lua_pop(L, 1);
     if (lua_getfield(L, spec, "call") != LUA_TFUNCTION) {
@@ -1746,7 +1749,7 @@ static int dsl_server(lua_State *L)
             goto fail;
         }
         static const char *const limit_keys[] = {"max_message_bytes", "call_timeout_ms",
-                                                 "memory_mb", NULL};
+                                                 "memory_mb", "max_waiting", NULL};
         if (check_keys(&b, 2, 0, limit_keys, NULL))
             goto fail;
         lua_Integer v;
@@ -1762,6 +1765,10 @@ static int dsl_server(lua_State *L)
             goto fail;
         if (v)
             s->memory_mb = (size_t)v;
+        if (limit_int(&b, 2, "max_waiting", 1, 1000000, &v))
+            goto fail;
+        if (v)
+            s->max_waiting = (size_t)v;
     }
     lua_settop(L, 1);
     if (lua_getfield(L, 1, "request_state_ttl") != LUA_TNIL) {

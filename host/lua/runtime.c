@@ -628,6 +628,7 @@ static void set_defaults(sn_catalog *c)
     s->page_size = 100;
     s->max_message_bytes = 4u << 20;
     s->call_timeout_ms = 30000;
+    s->max_waiting = 10000;
     s->request_state_ttl_ms = 600000;
     s->memory_mb = 256;
     s->validator = SN_VALIDATE_FULL;

@@ -13,7 +13,6 @@
 #include "proto/internal.h"
 
 #define ASK_TIMEOUT_MS 300000LL /* a client's answer to our request: five minutes */
-#define MAX_WAITING 10000
 
 typedef struct sn__pending {
     struct sn__pending *next;
@@ -117,15 +116,25 @@ void sn__pend(sn__request *r, const sn_component *tool, const sn_frame *frame,
               sn_call_outcome *out, json_t *state)
 {
     sn_runtime *rt = sn__engine_runtime(r->engine);
+    /* a cap instead of unbounded queuing (the tool's own is checked before
+     * its call starts, in tools.c) */
     size_t waiting = sn_engine_waiting(r->engine);
-    sn__pending *p = waiting < MAX_WAITING ? sn_calloc(1, sizeof *p) : NULL;
+    char busy[300] = "";
+    if (waiting >= r->cat->server.max_waiting)
+        snprintf(busy, sizeof busy,
+                 "Server busy: %zu handlers are already waiting (limits.max_waiting)", waiting);
+    sn__pending *p = busy[0] ? NULL : sn_calloc(1, sizeof *p);
     if (p == NULL || r->in == NULL || !r->in->can_wait) {
         sn_call_abandon(rt, out);
         json_decref(state);
-        sn__reply_error(r, -32603,
-                        p ? "Internal error: this transport cannot wait for the handler"
-                          : "Internal error: too many requests are waiting",
-                        NULL);
+        if (busy[0]) /* a tool result the model can act on: try again later */
+            sn__reply_result(r, json_pack("{s[{ssss}]sb}", "content", "type", "text", "text",
+                                          busy, "isError", 1));
+        else
+            sn__reply_error(r, -32603,
+                            p ? "Internal error: this transport cannot wait for the handler"
+                              : "Internal error: out of memory",
+                            NULL);
         sn_free(p);
         return;
     }
@@ -270,6 +279,14 @@ void sn_engine_tick(sn_engine *e)
             }
         }
     }
+}
+
+size_t sn__pending_count(sn_engine *e, const sn_component *tool)
+{
+    size_t n = 0;
+    for (sn__pending *p = *sn__engine_pending(e); p; p = p->next)
+        n += p->tool == tool;
+    return n;
 }
 
 size_t sn_engine_waiting(const sn_engine *e)

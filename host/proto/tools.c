@@ -130,6 +130,18 @@ void sn__on_tools_call(sn__request *r)
     if (check_required(r, t, args) && check_schema(r, t, args) &&
         sn__input_begin(r, &target, &frame, &state)) {
         sn_call_outcome out;
+        size_t running = t->max_concurrent ? sn__pending_count(r->engine, t) : 0;
+        if (t->max_concurrent && running >= (size_t)t->max_concurrent) {
+            /* limits.max_concurrent: a clear "busy" instead of a queue */
+            char text[300];
+            snprintf(text, sizeof text,
+                     "Tool \"%s\" is busy: %zu calls are already running (limits.max_concurrent)",
+                     t->name, running);
+            reply_invalid(r, text);
+            json_decref(state);
+            json_decref(empty);
+            return;
+        }
         if (sn_call_tool(rt, t, args, &frame, &out) != SN_OK) {
             sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
         } else if (out.pending) {
