@@ -156,6 +156,8 @@ void sn_session_free(sn_session *s)
 {
     if (s == NULL)
         return;
+    /* requests and listen streams of an ended session end with it */
+    sn__session_ended(s->engine, s);
     if (s->assigns_ref >= 0)
         sn_call_free_assigns(s->engine->rt, s->assigns_ref);
     if (s->prev)

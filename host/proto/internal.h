@@ -78,6 +78,8 @@ bool sn__pending_answer(sn_engine *e, sn_session *s, const json_t *msg);
 void sn__pending_cancel(sn_engine *e, sn_session *s, const json_t *request_id);
 void sn__pending_free_all(sn_engine *e);
 size_t sn__pending_count(sn_engine *e, const sn_component *tool);
+void sn__session_ended(sn_engine *e, sn_session *s);
+void sn__listeners_session_ended(sn_engine *e, sn_session *s);
 struct sn__pending **sn__engine_pending(sn_engine *e);
 unsigned long long sn__engine_next_ask(sn_engine *e);
 

@@ -169,6 +169,17 @@ bool sn__listeners_cancel(sn_engine *e, sn_session *s, const json_t *request_id,
     return any;
 }
 
+void sn__listeners_session_ended(sn_engine *e, sn_session *s)
+{
+    for (sn__listener **at = sn__engine_listeners(e); *at;) {
+        sn__listener *l = *at;
+        if (l->session == s)
+            drop(e, l, true);
+        else
+            at = &l->next;
+    }
+}
+
 void sn_engine_end_listeners(sn_engine *e)
 {
     /* subscriptions.mdx: a server that ends a subscription SHOULD answer

@@ -244,6 +244,21 @@ void sn_engine_cancel_stream(sn_engine *e, void *ud)
     }
 }
 
+void sn__session_ended(sn_engine *e, sn_session *s)
+{
+    sn__pending **at = sn__engine_pending(e);
+    while (*at) {
+        sn__pending *p = *at;
+        if (p->session == s) {
+            free_pending(p); /* its stream is told it is done; nothing is answered */
+            at = sn__engine_pending(e);
+        } else {
+            at = &p->next;
+        }
+    }
+    sn__listeners_session_ended(e, s);
+}
+
 long long sn_engine_next_wake(const sn_engine *e)
 {
     long long now = sn__engine_now_ms(e), next = -1;

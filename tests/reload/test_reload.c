@@ -182,7 +182,7 @@ Test(reload, sees_an_edit_an_addition_a_removal_and_a_rename, .init = setup, .fi
 
 struct broken_case {
     char file[48];
-    char source[200];
+    char source[240];
     char message[200];
 };
 
@@ -195,6 +195,11 @@ static struct broken_case broken_cases[] = {
     {"broken.lua",
      "local snodo = require 'snodo'\nsnodo.tool 'a' { call = print }",
      "broken.lua:2: tool \"a\": declared twice (first in a.lua)"},
+    {"broken.lua",
+     "local snodo = require 'snodo'\nsnodo.tool 'x' { input_schema = { type = 'object', "
+     "properties = { a = { type = 'strin' } } }, call = print }",
+     "broken.lua:2: tool \"x\": input schema at \"/properties/a/type\": unknown type name "
+     "\"strin\""},
 };
 
 ParameterizedTestParameters(reload, keeps_the_old_catalog_when_a_reload_fails)

@@ -239,3 +239,37 @@ Test(watch, answers_every_request_while_the_directory_changes_100_times, .init =
                     "RSS %ld -> %ld KiB\n",
             requests, reloads, failures, mem_before, mem_after, rss_before, rss_after);
 }
+
+/* Paging across a reload over the wire: a cursor issued before the change
+ * is refused with -32602 after it (seed "Paging and cache hints"). */
+Test(watch, expires_a_cursor_when_the_catalog_changes, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+    write_file("server.lua", "local snodo = require 'snodo'\n"
+                             "snodo.server { name = 'paged', pagination = { page_size = 1 } }\n");
+    version_file(0, 0);
+    server s = spawn(getenv("SNODO_BIN"));
+    const char *meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                       "\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    fprintf(s.in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{%s}}\n",
+            meta);
+    fflush(s.in);
+    char line[8192];
+    cr_assert_not_null(fgets(line, sizeof line, s.out));
+    const char *at = strstr(line, "\"nextCursor\":\"");
+    cr_assert_not_null(at, "%s", line);
+    char cursor[128];
+    snprintf(cursor, sizeof cursor, "%.*s", (int)strcspn(at + 14, "\""), at + 14);
+    version_file(1, 0); /* a new handler: the catalog's hash changes */
+    write_file("more.lua", "local snodo = require 'snodo'\nsnodo.tool 'more' { call = print }\n");
+    sleep_ms(400);
+    fprintf(s.in,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"cursor\":"
+            "\"%s\",%s}}\n",
+            cursor, meta);
+    fflush(s.in);
+    cr_assert_not_null(fgets(line, sizeof line, s.out));
+    cr_expect_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,"
+                           "\"message\":\"Invalid params: invalid or expired cursor\"}}\n");
+    finish(&s);
+}
