@@ -978,31 +978,6 @@ static void file_stem(const sn__loader *ld, char *out, size_t size)
     snprintf(out, size, "%.*s", (int)n, base);
 }
 
-static int tool_named(lua_State *L)
-{
-    sn__loader *ld = check_loader(L, "tool");
-    const char *name = lua_tostring(L, lua_upvalueindex(2));
-    register_tool(L, ld, name, 1);
-    return 0;
-}
-
-/* snodo.tool "name" { ... } or snodo.tool { ... } (named after the file). */
-static int dsl_tool(lua_State *L)
-{
-    sn__loader *ld = check_loader(L, "tool");
-    if (lua_type(L, 1) == LUA_TTABLE) {
-        char name[256];
-        file_stem(ld, name, sizeof name);
-        register_tool(L, ld, name, 1);
-        return 0;
-    }
-    luaL_checkstring(L, 1);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, 1);
-    lua_pushcclosure(L, tool_named, 2);
-    return 1;
-}
-
 /* ==== resources and prompts ============================================== */
 
 /* completion_arguments = {...} with complete = function(c, ctx). */
@@ -1343,52 +1318,60 @@ fail:
     return raise_decl(L, "prompt", name, b.err);
 }
 
-static int resource_named(lua_State *L)
+/* ---- snodo.tool / snodo.resource / snodo.prompt: one way to declare ---- */
+
+typedef struct registrar {
+    const char *kind;
+    int (*declare)(lua_State *L, sn__loader *ld, const char *name, int spec);
+} registrar;
+
+static const registrar registrars[] = {
+    {"tool", register_tool},
+    {"resource", register_resource},
+    {"prompt", register_prompt},
+};
+
+/* The function `kind "name"` returns: upvalues loader, name, registrar. */
+static int declare_named(lua_State *L)
 {
-    sn__loader *ld = check_loader(L, "resource");
-    register_resource(L, ld, lua_tostring(L, lua_upvalueindex(2)), 1);
+    const registrar *r = lua_touserdata(L, lua_upvalueindex(3));
+    sn__loader *ld = check_loader(L, r->kind);
+    r->declare(L, ld, lua_tostring(L, lua_upvalueindex(2)), 1);
     return 0;
 }
 
-static int prompt_named(lua_State *L)
+/* kind "name" { ... }, or kind { ... } named after the file
+ * (product_search.lua -> product_search). */
+static int declare(lua_State *L, const registrar *r)
 {
-    sn__loader *ld = check_loader(L, "prompt");
-    register_prompt(L, ld, lua_tostring(L, lua_upvalueindex(2)), 1);
-    return 0;
+    sn__loader *ld = check_loader(L, r->kind);
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        char name[256];
+        file_stem(ld, name, sizeof name);
+        r->declare(L, ld, name, 1);
+        return 0;
+    }
+    luaL_checkstring(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushlightuserdata(L, (void *)r);
+    lua_pushcclosure(L, declare_named, 3);
+    return 1;
 }
 
-/* snodo.resource "name" { ... } or snodo.resource { ... } (named after the file). */
+static int dsl_tool(lua_State *L)
+{
+    return declare(L, &registrars[0]);
+}
+
 static int dsl_resource(lua_State *L)
 {
-    sn__loader *ld = check_loader(L, "resource");
-    if (lua_type(L, 1) == LUA_TTABLE) {
-        char name[256];
-        file_stem(ld, name, sizeof name);
-        register_resource(L, ld, name, 1);
-        return 0;
-    }
-    luaL_checkstring(L, 1);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, 1);
-    lua_pushcclosure(L, resource_named, 2);
-    return 1;
+    return declare(L, &registrars[1]);
 }
 
-/* snodo.prompt "name" { ... } or snodo.prompt { ... }. */
 static int dsl_prompt(lua_State *L)
 {
-    sn__loader *ld = check_loader(L, "prompt");
-    if (lua_type(L, 1) == LUA_TTABLE) {
-        char name[256];
-        file_stem(ld, name, sizeof name);
-        register_prompt(L, ld, name, 1);
-        return 0;
-    }
-    luaL_checkstring(L, 1);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, 1);
-    lua_pushcclosure(L, prompt_named, 2);
-    return 1;
+    return declare(L, &registrars[2]);
 }
 
 /* snodo.safe_path(root, value) -> absolute path | nil, reason (seed "Values

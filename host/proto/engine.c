@@ -779,40 +779,42 @@ sn_err sn_engine_reload(sn_engine *e, sn_reload_report *report, sn_diag *diag)
     return sn_runtime_reload(e->rt, report, diag);
 }
 
+/* The list_changed notifications a reload calls for, in a fixed order. */
+static size_t list_changes(const sn_reload_report *report, const char *out[3])
+{
+    size_t n = 0;
+    if (report->tools_changed)
+        out[n++] = "notifications/tools/list_changed";
+    if (report->resources_changed)
+        out[n++] = "notifications/resources/list_changed";
+    if (report->prompts_changed)
+        out[n++] = "notifications/prompts/list_changed";
+    return n;
+}
+
 void sn_engine_notify_changes(sn_engine *e, sn_session *s, const sn_reload_report *report,
                               sn_emit_cb *emit, void *ud)
 {
     (void)e;
     /* initialize-era sessions hear about list changes (tools.mdx etc.: the
-     * server SHOULD send list_changed when it declared listChanged); the
-     * 2026-07-28 era hears only on subscriptions/listen streams */
+     * server SHOULD send list_changed when it declared listChanged) */
     if (!sn_session_initialized(s))
         return;
-    static const char *const notices[] = {"notifications/tools/list_changed",
-                                          "notifications/resources/list_changed",
-                                          "notifications/prompts/list_changed"};
-    const bool changed[] = {report->tools_changed, report->resources_changed,
-                            report->prompts_changed};
-    for (size_t i = 0; i < 3; i++) {
-        if (!changed[i])
-            continue;
+    const char *methods_changed[3];
+    for (size_t i = 0, n = list_changes(report, methods_changed); i < n; i++) {
         char msg[96];
-        int n = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}", notices[i]);
-        emit(ud, msg, (size_t)n);
+        int len = snprintf(msg, sizeof msg, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\"}",
+                           methods_changed[i]);
+        emit(ud, msg, (size_t)len);
     }
 }
 
 void sn_engine_announce_reload(sn_engine *e, const sn_reload_report *report)
 {
-    static const char *const notices[] = {"notifications/tools/list_changed",
-                                          "notifications/resources/list_changed",
-                                          "notifications/prompts/list_changed"};
-    const bool changed[] = {report->tools_changed, report->resources_changed,
-                            report->prompts_changed};
-    for (size_t i = 0; i < 3; i++) {
-        if (!changed[i])
-            continue;
-        json_t *msg = json_pack("{sssss{}}", "jsonrpc", "2.0", "method", notices[i], "params");
+    const char *methods_changed[3];
+    for (size_t i = 0, n = list_changes(report, methods_changed); i < n; i++) {
+        json_t *msg =
+            json_pack("{sssss{}}", "jsonrpc", "2.0", "method", methods_changed[i], "params");
         sn__listeners_deliver(e, msg);
         json_decref(msg);
     }
