@@ -855,7 +855,7 @@ static int protected_tool(lua_State *L)
     return 0;
 }
 
-static int run_protected(lua_State *L, lua_CFunction fn, job *j)
+static int run_protected(lua_State *L, lua_CFunction fn, void *j)
 {
     int base = lua_gettop(L);
     lua_pushcfunction(L, fn);
@@ -1116,18 +1116,25 @@ static int protected_read(lua_State *L)
     return 0;
 }
 
-sn_err sn_call_read(sn_runtime *rt, const sn_component *resource, const char *uri,
-                    const json_t *params, const sn_frame *frame, sn_call_outcome *out)
+/* Runs fn (protected_read, _render or _complete) for one handler call whose
+ * failures are JSON-RPC errors. */
+static sn_err run_rpc(sn_runtime *rt, lua_CFunction fn, const sn_component *c, const char *uri,
+                      const json_t *value, const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, resource, uri, params, frame,
-                  out};
-    if (run_protected(sn_runtime_lua(rt), protected_read, (job *)&j) != LUA_OK) {
+    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, c, uri, value, frame, out};
+    if (run_protected(sn_runtime_lua(rt), fn, &j) != LUA_OK) {
         sn_call_outcome_clear(out);
         out->rpc_code = -32603;
         snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
     }
     return SN_OK;
+}
+
+sn_err sn_call_read(sn_runtime *rt, const sn_component *resource, const char *uri,
+                    const json_t *params, const sn_frame *frame, sn_call_outcome *out)
+{
+    return run_rpc(rt, protected_read, resource, uri, params, frame, out);
 }
 
 typedef struct matches_job {
@@ -1171,7 +1178,7 @@ static int protected_matches(lua_State *L)
 int sn_call_matches(sn_runtime *rt, const sn_component *tpl, const char *uri, json_t **vars)
 {
     matches_job j = {tpl, uri, NULL, 0};
-    if (run_protected(sn_runtime_lua(rt), protected_matches, (job *)&j) != LUA_OK) {
+    if (run_protected(sn_runtime_lua(rt), protected_matches, &j) != LUA_OK) {
         json_decref(j.vars);
         return 0;
     }
@@ -1320,14 +1327,7 @@ static int protected_render(lua_State *L)
 sn_err sn_call_render(sn_runtime *rt, const sn_component *prompt, const json_t *args,
                       const sn_frame *frame, sn_call_outcome *out)
 {
-    memset(out, 0, sizeof *out);
-    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, prompt, NULL, args, frame, out};
-    if (run_protected(sn_runtime_lua(rt), protected_render, (job *)&j) != LUA_OK) {
-        sn_call_outcome_clear(out);
-        out->rpc_code = -32603;
-        snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
-    }
-    return SN_OK;
+    return run_rpc(rt, protected_render, prompt, NULL, args, frame, out);
 }
 
 /* ---- completion ---- */
@@ -1416,14 +1416,7 @@ static int protected_complete(lua_State *L)
 sn_err sn_call_complete(sn_runtime *rt, const sn_component *c, const json_t *request,
                         const sn_frame *frame, sn_call_outcome *out)
 {
-    memset(out, 0, sizeof *out);
-    read_job j = {sn_runtime_catalog(rt)->server.call_timeout_ms, c, NULL, request, frame, out};
-    if (run_protected(sn_runtime_lua(rt), protected_complete, (job *)&j) != LUA_OK) {
-        sn_call_outcome_clear(out);
-        out->rpc_code = -32603;
-        snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error: out of memory");
-    }
-    return SN_OK;
+    return run_rpc(rt, protected_complete, c, NULL, request, frame, out);
 }
 
 static int protected_init(lua_State *L)
