@@ -201,6 +201,21 @@ static void conn_send(conn *c, buf *b)
         buf_free(b);
         return;
     }
+    /* Most answers fit the socket buffer: writing now saves a request, a
+     * callback and a poll registration. uv_try_write refuses (EAGAIN) while
+     * earlier writes are queued, so the byte order is kept. */
+    uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
+    int sent = uv_try_write((uv_stream_t *)&c->tcp, &ub, 1);
+    if (sent == (int)b->len) {
+        buf_free(b);
+        return;
+    }
+    if (sent < 0 && sent != UV_EAGAIN) {
+        buf_free(b);
+        conn_close(c);
+        return;
+    }
+    size_t done = sent > 0 ? (size_t)sent : 0;
     write_req *w = sn_malloc(sizeof *w);
     if (w == NULL) {
         buf_free(b);
@@ -208,7 +223,7 @@ static void conn_send(conn *c, buf *b)
         return;
     }
     w->data = b->data;
-    uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
+    ub = uv_buf_init(b->data + done, (unsigned)(b->len - done));
     memset(b, 0, sizeof *b);
     if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &ub, 1, on_written) < 0) {
         sn_free(w->data);

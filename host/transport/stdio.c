@@ -33,6 +33,11 @@ typedef struct stdio_server {
     int io_error;
     int out_fd;
     sn_emit_cb *emit; /* emit (libuv) or emit_blocking */
+    /* Answers produced while one read's messages are handled leave in one
+     * write (a pipelining client gets one syscall per read, not per answer). */
+    int batching;
+    char *batch;
+    size_t batch_len, batch_cap;
 } stdio_server;
 
 typedef struct write_req {
@@ -50,23 +55,82 @@ static void on_written(uv_write_t *req, int status)
     sn_free((write_req *)req); /* req is the first member */
 }
 
-static void emit(void *ud, const char *json, size_t len)
+/* Writes `bufs`: straight away when the pipe takes them (the usual case),
+ * else the rest is copied and queued behind the earlier writes. */
+static void send_bufs(stdio_server *s, const uv_buf_t *bufs, unsigned nbufs)
 {
-    stdio_server *s = ud;
-    write_req *w = sn_malloc(sizeof *w + len + 1);
+    size_t total = 0;
+    for (unsigned i = 0; i < nbufs; i++)
+        total += bufs[i].len;
+    int sent = uv_try_write((uv_stream_t *)&s->out, bufs, nbufs);
+    if (sent == (int)total)
+        return;
+    if (sent < 0 && sent != UV_EAGAIN) {
+        sn_log(SN_LOG_ERROR, "stdio: write failed: %s", uv_strerror(sent));
+        return;
+    }
+    size_t skip = sent > 0 ? (size_t)sent : 0;
+    write_req *w = sn_malloc(sizeof *w + total - skip);
     if (w == NULL) {
         sn_log(SN_LOG_ERROR, "stdio: out of memory; a message was dropped");
         return;
     }
-    memcpy(w->data, json, len);
-    w->data[len] = '\n';
+    size_t at = 0;
+    for (unsigned i = 0; i < nbufs; i++) {
+        size_t n = bufs[i].len, from = 0;
+        if (skip >= n) {
+            skip -= n;
+            continue;
+        }
+        from = skip;
+        skip = 0;
+        memcpy(w->data + at, bufs[i].base + from, n - from);
+        at += n - from;
+    }
     w->req.data = s;
-    uv_buf_t buf = uv_buf_init(w->data, (unsigned)(len + 1));
-    int rc = uv_write(&w->req, (uv_stream_t *)&s->out, &buf, 1, on_written);
+    uv_buf_t rest = uv_buf_init(w->data, (unsigned)at);
+    int rc = uv_write(&w->req, (uv_stream_t *)&s->out, &rest, 1, on_written);
     if (rc < 0) {
         sn_log(SN_LOG_ERROR, "stdio: write failed: %s", uv_strerror(rc));
         sn_free(w);
     }
+}
+
+static void flush_batch(stdio_server *s)
+{
+    if (s->batch_len == 0)
+        return;
+    uv_buf_t b = uv_buf_init(s->batch, (unsigned)s->batch_len);
+    s->batch_len = 0;
+    send_bufs(s, &b, 1);
+}
+
+static int batch_append(stdio_server *s, const char *json, size_t len)
+{
+    if (s->batch_len + len + 1 > s->batch_cap) {
+        size_t cap = s->batch_cap ? s->batch_cap : 16384;
+        while (cap < s->batch_len + len + 1)
+            cap *= 2;
+        char *grown = sn_realloc(s->batch, cap);
+        if (grown == NULL)
+            return -1;
+        s->batch = grown;
+        s->batch_cap = cap;
+    }
+    memcpy(s->batch + s->batch_len, json, len);
+    s->batch[s->batch_len + len] = '\n';
+    s->batch_len += len + 1;
+    return 0;
+}
+
+static void emit(void *ud, const char *json, size_t len)
+{
+    stdio_server *s = ud;
+    if (s->batching && batch_append(s, json, len) == 0)
+        return;
+    flush_batch(s); /* keep the order when the batch could not grow */
+    uv_buf_t bufs[2] = {uv_buf_init((char *)json, (unsigned)len), uv_buf_init((char *)"\n", 1)};
+    send_bufs(s, bufs, 2);
 }
 
 static void stop(stdio_server *s);
@@ -233,7 +297,10 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     stdio_server *s = stream->data;
     if (nread > 0) {
+        s->batching = 1;
         feed(s, buf->base, (size_t)nread);
+        s->batching = 0;
+        flush_batch(s);
         return;
     }
     if (nread == 0)
@@ -366,5 +433,6 @@ int sn_stdio_serve(sn_engine *e, int in_fd, int out_fd, const sn_stdio_options *
     uv_loop_close(&s.loop);
     sn_session_free(s.session);
     sn_free(s.line);
+    sn_free(s.batch);
     return s.io_error;
 }
