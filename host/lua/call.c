@@ -1081,25 +1081,36 @@ static void rpc_failure(lua_State *L, const sn_component *c, const char *what, c
     snprintf(out->rpc_message, sizeof out->rpc_message, "Internal error");
 }
 
+/* The first half of protected_read, _render and _complete: calls the
+ * handler `ref` with (params, ctx), `nresults` results from index 4. A raise
+ * is logged and becomes an internal error for `what` ("resource" ...);
+ * returns false then. */
+static bool call_rpc_handler(lua_State *L, read_job *j, int ref, int nresults, const char *what,
+                             const char *raised_why)
+{
+    lua_pushcfunction(L, msghandler);                 /* 2 */
+    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    sn_lua_push_json(L, j->params);
+    lua_pushvalue(L, 3);
+    int rc = call_handler(L, j->c, j->server_ms, 2, nresults);
+    ctx->frame = NULL;
+    if (rc == LUA_OK)
+        return true;
+    raised(L, rc, j->c, j->out);
+    if (j->out->result) { /* a plain error is an internal error here */
+        json_decref(j->out->result);
+        j->out->result = NULL;
+        rpc_failure(L, j->c, what, raised_why, j->out);
+    }
+    return false;
+}
+
 static int protected_read(lua_State *L)
 {
     read_job *j = lua_touserdata(L, 1);
-    lua_pushcfunction(L, msghandler);                 /* 2 */
-    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
-    sn_lua_push_json(L, j->params);
-    lua_pushvalue(L, 3);
-    int rc = call_handler(L, j->c, j->server_ms, 2, 2); /* results at 4, 5 */
-    ctx->frame = NULL;
-    if (rc != LUA_OK) {
-        raised(L, rc, j->c, j->out);
-        if (j->out->result) { /* a plain error is an internal error for a read */
-            json_decref(j->out->result);
-            j->out->result = NULL;
-            rpc_failure(L, j->c, "resource", "read raised (see above)", j->out);
-        }
+    if (!call_rpc_handler(L, j, j->c->handler_ref, 2, "resource", "read raised (see above)"))
         return 0;
-    }
     if (lua_isnil(L, 4)) {
         j->out->not_found = true;
         return 0;
@@ -1290,22 +1301,8 @@ static json_t *render_result(lua_State *L, int v, const sn_component *p, char *w
 static int protected_render(lua_State *L)
 {
     read_job *j = lua_touserdata(L, 1);
-    lua_pushcfunction(L, msghandler);                 /* 2 */
-    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->handler_ref);
-    sn_lua_push_json(L, j->params);
-    lua_pushvalue(L, 3);
-    int rc = call_handler(L, j->c, j->server_ms, 2, 2); /* results at 4, 5 */
-    ctx->frame = NULL;
-    if (rc != LUA_OK) {
-        raised(L, rc, j->c, j->out);
-        if (j->out->result) {
-            json_decref(j->out->result);
-            j->out->result = NULL;
-            rpc_failure(L, j->c, "prompt", "render raised (see above)", j->out);
-        }
+    if (!call_rpc_handler(L, j, j->c->handler_ref, 2, "prompt", "render raised (see above)"))
         return 0;
-    }
     if (lua_isnil(L, 4)) { /* nil, "message": the arguments cannot be rendered */
         j->out->rpc_code = -32602;
         snprintf(j->out->rpc_message, sizeof j->out->rpc_message, "%s",
@@ -1390,22 +1387,8 @@ static json_t *completion_result(lua_State *L, int v, char *why, size_t whylen)
 static int protected_complete(lua_State *L)
 {
     read_job *j = lua_touserdata(L, 1);
-    lua_pushcfunction(L, msghandler);                 /* 2 */
-    ctx_box *ctx = push_ctx(L, j->frame, j->c->name); /* 3 */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, j->c->complete_ref);
-    sn_lua_push_json(L, j->params);
-    lua_pushvalue(L, 3);
-    int rc = call_handler(L, j->c, j->server_ms, 2, 1); /* result at 4 */
-    ctx->frame = NULL;
-    if (rc != LUA_OK) {
-        raised(L, rc, j->c, j->out);
-        if (j->out->result) {
-            json_decref(j->out->result);
-            j->out->result = NULL;
-            rpc_failure(L, j->c, "completion of", "complete raised (see above)", j->out);
-        }
+    if (!call_rpc_handler(L, j, j->c->complete_ref, 1, "completion of", "complete raised (see above)"))
         return 0;
-    }
     char why[300] = "";
     j->out->result = completion_result(L, 4, why, sizeof why);
     if (j->out->result == NULL)
