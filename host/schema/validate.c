@@ -591,6 +591,25 @@ static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const l
     return true;
 }
 
+/* Evaluates `val` against every patternProperties schema whose pattern
+ * matches key `k`: 1 if one matched, 0 if none, -1 on failure. */
+static int patterns(vctx *c, const sn__props *p, const char *k, size_t len, const json_t *val,
+                    const loc *here)
+{
+    int matched = 0;
+    for (size_t pi = 0; pi < p->npats; pi++) {
+        int m = match(c, p->pats[pi].re, k, len, here);
+        if (m < 0)
+            return -1;
+        if (m == 0)
+            continue;
+        matched = 1;
+        if (!eval(c, p->pats[pi].child, val, here, NULL))
+            return -1;
+    }
+    return matched;
+}
+
 /* Pass 2: every other key, in instance order, against patternProperties and
  * additionalProperties. */
 static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *at)
@@ -608,16 +627,10 @@ static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *
             continue;
         const json_t *val = json_object_iter_value(it);
         loc here = {at, k, len, 0};
-        for (size_t pi = 0; pi < p->npats; pi++) {
-            int m = match(c, p->pats[pi].re, k, len, &here);
-            if (m < 0)
-                return false;
-            if (m == 0)
-                continue;
-            matched = true;
-            if (!eval(c, p->pats[pi].child, val, &here, NULL))
-                return false;
-        }
+        int pm = patterns(c, p, k, len, val, &here);
+        if (pm < 0)
+            return false;
+        matched |= pm > 0;
         if (!matched && p->additional) {
             if (p->additional_false)
                 return fail(c, at, "property \"%.*s\" is not allowed", (int)len, k);
@@ -651,16 +664,10 @@ static bool props_scan(vctx *c, const sn__props *p, const json_t *v, const loc *
                 }
             }
         }
-        for (size_t pi = 0; pi < p->npats; pi++) {
-            int m = match(c, p->pats[pi].re, k, len, &here);
-            if (m < 0)
-                return false;
-            if (m == 0)
-                continue;
-            matched = true;
-            if (!eval(c, p->pats[pi].child, val, &here, NULL))
-                return false;
-        }
+        int pm = patterns(c, p, k, len, val, &here);
+        if (pm < 0)
+            return false;
+        matched |= pm > 0;
         if (!matched && p->additional) {
             if (p->additional_false || !eval(c, p->additional, val, &here, NULL))
                 return false;
