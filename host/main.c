@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "core/log.h"
 #include "lua/runtime.h"
@@ -137,6 +138,94 @@ static int parse_listen(const char *arg, char *host, size_t hsize, int *port)
     return 0;
 }
 
+/* One HTTP worker beyond the first: its own thread, Lua VM, engine and
+ * loop, on the first worker's address (SO_REUSEPORT). */
+typedef struct worker {
+    const char *dir;
+    const sn_engine *model; /* worker 0's engine: one requestState secret */
+    sn_http_config cfg;
+    sn_runtime *rt;
+    sn_engine *engine;
+    sn_http_server *http;
+    bool ok, run;
+    uv_sem_t ready, go; /* created (ok or not); linked, run or give up */
+    uv_thread_t thread;
+} worker;
+
+static void worker_main(void *arg)
+{
+    worker *w = arg;
+    w->rt = load(w->dir);
+    w->ok = w->rt && sn_engine_create_like(w->rt, w->model, &w->engine) == SN_OK &&
+            sn_http_create(w->engine, &w->cfg, &w->http) == 0;
+    uv_sem_post(&w->ready);
+    uv_sem_wait(&w->go);
+    if (w->ok && w->run)
+        sn_http_run(w->http);
+    /* the others may still hand over to this server: main frees it */
+}
+
+/* --workers N, or the cores this process may use, within 1..64. */
+static int worker_count(const char *arg)
+{
+    if (arg == NULL) {
+        unsigned n = uv_available_parallelism();
+        return n < 1 ? 1 : n > SN_HTTP_MAX_WORKERS ? SN_HTTP_MAX_WORKERS : (int)n;
+    }
+    char *end = NULL;
+    long n = strtol(arg, &end, 10);
+    return *arg && *end == '\0' && n >= 1 && n <= SN_HTTP_MAX_WORKERS ? (int)n : -1;
+}
+
+/* After every run has returned: joins workers 1..n-1 and frees them. */
+static void join_workers(worker *w, int n)
+{
+    for (int i = 1; i < n; i++)
+        uv_thread_join(&w[i].thread);
+    for (int i = 1; i < n; i++) {
+        sn_http_free(w[i].http);
+        sn_engine_free(w[i].engine);
+        sn_runtime_free(w[i].rt);
+        uv_sem_destroy(&w[i].ready);
+        uv_sem_destroy(&w[i].go);
+    }
+}
+
+/* Starts workers 1..n-1 beside servers[0] and links them; false (none
+ * left) when one cannot start. */
+static bool start_workers(const char *dir, const sn_engine *model, sn_http_config cfg,
+                          sn_http_server **servers, worker *w, int n)
+{
+    bool ok = true;
+    int started = 1;
+    for (int i = 1; i < n && ok; i++, started++) {
+        w[i] = (worker){.dir = dir, .model = model, .cfg = cfg};
+        w[i].cfg.worker = i;
+        w[i].cfg.handle_signals = false;
+        w[i].cfg.watch = false;
+        uv_sem_init(&w[i].ready, 0);
+        uv_sem_init(&w[i].go, 0);
+        if (uv_thread_create(&w[i].thread, worker_main, &w[i]) != 0) {
+            uv_sem_destroy(&w[i].ready);
+            uv_sem_destroy(&w[i].go);
+            ok = false;
+            break;
+        }
+        uv_sem_wait(&w[i].ready);
+        servers[i] = w[i].http;
+        ok = w[i].ok;
+    }
+    if (ok)
+        sn_http_link(servers, n);
+    for (int i = 1; i < started; i++) {
+        w[i].run = ok;
+        uv_sem_post(&w[i].go);
+    }
+    if (!ok)
+        join_workers(w, started);
+    return ok;
+}
+
 /* Streamable HTTP: the command line's HOST:PORT wins over server.lua's
  * http = { host, port, path }, which wins over 127.0.0.1:8765/mcp. */
 static int serve_http(const char *dir, const char *listen, const char *workers, int watch)
@@ -147,9 +236,12 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
         fprintf(stderr, "snodo: serve: --http wants HOST:PORT, got \"%s\"\n", listen);
         return 2;
     }
-    if (workers)
-        sn_log(SN_LOG_INFO, "--workers %s: one worker for now (multi-worker serving is not built)",
-               workers);
+    int nworkers = worker_count(workers);
+    if (nworkers < 0) {
+        fprintf(stderr, "snodo: serve: --workers wants a number from 1 to %d, got \"%s\"\n",
+                SN_HTTP_MAX_WORKERS, workers);
+        return 2;
+    }
     sn_runtime *rt = load(dir);
     if (rt == NULL)
         return 1;
@@ -167,9 +259,12 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
         .max_body = srv->max_message_bytes,
         .handle_signals = true,
         .watch = watch,
+        .workers = nworkers,
     };
     sn_engine *engine = NULL;
     sn_http_server *http = NULL;
+    sn_http_server *servers[SN_HTTP_MAX_WORKERS] = {0};
+    worker others[SN_HTTP_MAX_WORKERS];
     int rc = 1;
     if (sn_engine_create(rt, &engine) != SN_OK)
         goto done;
@@ -179,12 +274,19 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
                 sn_http_strerror(err));
         goto done;
     }
+    cfg.port = sn_http_port(http); /* the others join the port the first one got */
+    servers[0] = http;
+    if (nworkers > 1 && !start_workers(dir, engine, cfg, servers, others, nworkers)) {
+        fprintf(stderr, "snodo: serve: a worker could not start\n");
+        goto done;
+    }
     const char *fmt = strchr(cfg.host, ':') && cfg.host[0] != '[' ? "[%s]" : "%s";
     char shown[300];
     snprintf(shown, sizeof shown, fmt, cfg.host);
-    sn_log(SN_LOG_INFO, "serving %s over HTTP at http://%s:%d%s", dir, shown, sn_http_port(http),
-           cfg.path);
+    sn_log(SN_LOG_INFO, "serving %s over HTTP at http://%s:%d%s (%d worker%s)", dir, shown,
+           sn_http_port(http), cfg.path, nworkers, nworkers == 1 ? "" : "s");
     rc = sn_http_run(http) ? 1 : 0;
+    join_workers(others, nworkers);
     sn_log(SN_LOG_INFO, "stopped");
 done:
     sn_http_free(http);

@@ -91,6 +91,19 @@ sn_err sn_engine_create(sn_runtime *rt, sn_engine **out)
     return SN_OK;
 }
 
+sn_err sn_engine_create_like(sn_runtime *rt, const sn_engine *model, sn_engine **out)
+{
+    sn_engine *e = sn_calloc(1, sizeof *e);
+    if (e == NULL || (e->state_key = sn_state_key_dup(model->state_key)) == NULL) {
+        sn_free(e);
+        return SN_ENOMEM;
+    }
+    e->rt = rt;
+    e->now_ms = model->now_ms;
+    *out = e;
+    return SN_OK;
+}
+
 void sn_engine_set_clock(sn_engine *e, sn_clock_fn *now_ms)
 {
     e->now_ms = now_ms ? now_ms : sn_clock_now_ms;

@@ -45,6 +45,9 @@ typedef struct sn_reply_facts {
 
 /* Creates an engine serving `rt` (keeps it until sn_engine_free). */
 sn_err sn_engine_create(sn_runtime *rt, sn_engine **out);
+/* Creates an engine serving `rt` that signs requestState with `model`'s
+ * secret (copied), so that a round trip may land on any worker. */
+sn_err sn_engine_create_like(sn_runtime *rt, const sn_engine *model, sn_engine **out);
 void sn_engine_free(sn_engine *e); /* NULL is fine */
 sn_runtime *sn_engine_runtime(const sn_engine *e);
 

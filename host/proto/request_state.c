@@ -51,6 +51,12 @@ sn_err sn_state_key_new(const void *secret, size_t len, sn_state_key **out)
     return SN_OK;
 }
 
+sn_state_key *sn_state_key_dup(const sn_state_key *k)
+{
+    sn_state_key *copy = NULL;
+    return sn_state_key_new(k->secret, k->len, &copy) == SN_OK ? copy : NULL;
+}
+
 void sn_state_key_free(sn_state_key *k)
 {
     if (k == NULL)

@@ -63,6 +63,10 @@ sn_err sn_state_key_from_env(sn_state_key **out, bool *generated, sn_diag *diag)
  * release with sn_state_key_free(). */
 sn_err sn_state_key_new(const void *secret, size_t len, sn_state_key **out);
 
+/* A copy of `k` (owned: release with sn_state_key_free()), or NULL when
+ * out of memory: workers of one process sign with one secret. */
+sn_state_key *sn_state_key_dup(const sn_state_key *k);
+
 /* Wipes and frees the key. NULL is fine. */
 void sn_state_key_free(sn_state_key *k);
 

@@ -8,16 +8,22 @@
  * complete before the next request is parsed. Notifications a handler emits
  * go out as they happen: uv_write writes at once when the socket's queue is
  * empty, so an SSE client sees progress before the result. */
+#define _DEFAULT_SOURCE /* SO_REUSEPORT */
 #include "transport/http.h"
 #include "transport/watch.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <llhttp.h>
 #include <openssl/rand.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "core/alloc.h"
@@ -117,12 +123,27 @@ struct session_entry {
     conn *stream; /* the standalone GET stream, or NULL */
 };
 
+/* A connection on its way to the worker that owns its session. */
+typedef struct handoff {
+    struct handoff *next;
+    uv_os_sock_t fd; /* a duplicate: the giving worker closed its own */
+    size_t len;
+    char bytes[]; /* the request, re-serialized, then whatever followed it */
+} handoff;
+
 struct sn_http_server {
     uv_loop_t loop;
     uv_tcp_t listener;
     uv_signal_t sigterm, sigint, sighup;
     sn_watch *watch; /* hot reload, or NULL */
     uv_async_t stop_async;
+    uv_async_t reload_async;  /* worker 0 reloaded: follow */
+    uv_async_t handoff_async; /* connections arrived in `handoffs` */
+    uv_mutex_t handoff_lock;  /* guards handoffs and takes_handoffs */
+    handoff *handoffs;
+    bool takes_handoffs; /* false once the async handles close */
+    sn_http_server **peers; /* every worker's server, this one included (borrowed), or NULL */
+    int npeers;
     uv_timer_t keepalive, deadline;
     uv_timer_t wake; /* the engine's next waiting request */
     sn_engine *engine;
@@ -137,6 +158,8 @@ struct sn_http_server {
     llhttp_settings_t settings;
     conn *conns; /* doubly linked */
     size_t nconns;
+    atomic_int conns_group;  /* worker 0's counts every worker's connections */
+    atomic_int *conns_total; /* &conns_group, worker 0's: max_connections caps it */
     session_entry *sessions;
     size_t nsessions;
     bool stopping;
@@ -172,6 +195,8 @@ struct conn {
     size_t head_bytes;
     buf body;
     session_entry *stream_of; /* PH_STREAM: the session this stream serves */
+    sn_http_server *handoff_to; /* the request belongs to this worker's session */
+    buf handoff_rest;           /* bytes read after that request */
     struct reply *waiting;    /* PH_WAITING: the engine still answers on it (owned) */
 };
 
@@ -186,12 +211,17 @@ typedef struct write_req {
     char *data;
 } write_req;
 
+static void hand_over(conn *c);
+
 static void on_written(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
     (void)status; /* a failed write shows up as a read error or EOF */
+    conn *c = (conn *)req->handle; /* tcp is the conn's first member */
     sn_free(w->data);
     sn_free(w);
+    if (c->handoff_to && !c->closing && c->tcp.write_queue_size == 0)
+        hand_over(c);
 }
 
 /* Writes `b`'s bytes (takes them). */
@@ -349,11 +379,12 @@ static void stream_end(conn *c)
 
 /* ==== sessions ============================================================ */
 
-/* 32 bytes from the CSPRNG as base64url: 43 visible ASCII characters. */
-static bool mint_id(char out[64])
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* 32 bytes from the CSPRNG as base64url: 43 visible ASCII characters. With
+ * workers, the first names the minting worker (252 random bits remain). */
+static bool mint_id(const sn_http_server *s, char out[64])
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     unsigned char raw[SESSION_ID_BYTES + 1];
     if (RAND_bytes(raw, SESSION_ID_BYTES) != 1)
         return false;
@@ -367,7 +398,18 @@ static bool mint_id(char out[64])
             out[n++] = alphabet[(v >> (18 - 6 * k)) & 63];
     }
     out[n] = '\0';
+    if (s->npeers > 1)
+        out[0] = alphabet[s->cfg.worker];
     return true;
+}
+
+/* The worker that owns session `id`, or NULL when this one answers. */
+static sn_http_server *session_owner(const sn_http_server *s, const char *id)
+{
+    const char *p = id[0] ? strchr(alphabet, id[0]) : NULL;
+    if (s->npeers < 2 || p == NULL || p - alphabet >= s->npeers || p - alphabet == s->cfg.worker)
+        return NULL;
+    return s->peers[p - alphabet];
 }
 
 static void session_unlink(sn_http_server *s, session_entry *e)
@@ -789,7 +831,7 @@ static void handle_post(conn *c)
         serve_engine(c, NULL, hdrs, NULL, NULL);
     } else if (d.route == SN_ROUTE_INITIALIZE) {
         session_entry *e = sn_calloc(1, sizeof *e);
-        if (e == NULL || !mint_id(e->id) ||
+        if (e == NULL || !mint_id(s, e->id) ||
             (e->session = sn_session_new(s->engine, e->id)) == NULL) {
             sn_free(e);
             respond_error(c, 500, d.id, -32603, "Internal error: cannot create a session", NULL);
@@ -914,6 +956,9 @@ static bool handle_request(conn *c)
         respond_error(c, 404, NULL, -32600, "Not Found: the MCP endpoint is elsewhere", NULL);
         return !keep_open(c);
     }
+    const char *sid = req_header(c, "mcp-session-id", &n);
+    if (n == 1 && (c->handoff_to = session_owner(s, sid)) != NULL)
+        return true; /* conn_feed hands the connection over */
     switch (c->parser.method) {
     case HTTP_POST:
         handle_post(c);
@@ -1135,7 +1180,7 @@ static int on_message_complete(llhttp_t *p)
     }
     c->phase = PH_IDLE;
     bool stop = handle_request(c);
-    if (c->phase == PH_STREAM || c->phase == PH_WAITING || c->closing)
+    if (c->phase == PH_STREAM || c->phase == PH_WAITING || c->closing || c->handoff_to)
         return HPE_PAUSED;
     if (stop) {
         conn_finish(c);
@@ -1159,6 +1204,7 @@ static void on_handle_closed(uv_handle_t *h)
     buf_free(&c->field);
     buf_free(&c->value);
     buf_free(&c->body);
+    buf_free(&c->handoff_rest);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -1166,6 +1212,7 @@ static void on_handle_closed(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
+    atomic_fetch_sub(s->conns_total, 1);
     sn_free(c);
     if (s->stopping && s->nconns == 0)
         stop_server(s);
@@ -1266,6 +1313,24 @@ static void parse_error(conn *c, llhttp_errno_t err)
     conn_finish(c);
 }
 
+/* Parses bytes read from the socket (or handed over with it). */
+static void conn_feed(conn *c, const char *data, size_t len)
+{
+    if (c->phase == PH_FRESH || c->phase == PH_IDLE)
+        c->stray = true; /* until on_message_begin says a request started */
+    llhttp_errno_t err = llhttp_execute(&c->parser, data, len);
+    if (err == HPE_PAUSED && c->handoff_to) {
+        const char *end = llhttp_get_error_pos(&c->parser);
+        size_t used = end ? (size_t)(end - data) : len;
+        buf_add(&c->handoff_rest, data + used, len - used);
+        hand_over(c);
+        return;
+    }
+    if (err == HPE_OK || err == HPE_PAUSED)
+        return; /* paused: a stream, or the connection is finishing */
+    parse_error(c, err);
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *b)
 {
     conn *c = stream->data;
@@ -1290,25 +1355,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *b)
         c->must_close = true; /* a request behind a waiting one cannot be kept in order */
         return;
     }
-    if (c->phase == PH_FRESH || c->phase == PH_IDLE)
-        c->stray = true; /* until on_message_begin says a request started */
-    llhttp_errno_t err = llhttp_execute(&c->parser, b->base, (size_t)nread);
-    if (err == HPE_OK || err == HPE_PAUSED)
-        return; /* paused: a stream, or the connection is finishing */
-    parse_error(c, err);
+    conn_feed(c, b->base, (size_t)nread);
 }
 
-static void on_connection(uv_stream_t *listener, int status)
+static conn *conn_new(sn_http_server *s)
 {
-    sn_http_server *s = listener->data;
-    if (status < 0) {
-        sn_log(SN_LOG_WARN, "http: accept failed: %s", uv_strerror(status));
-        return;
-    }
     conn *c = sn_calloc(1, sizeof *c);
     if (c == NULL) {
         sn_log(SN_LOG_ERROR, "http: out of memory for a connection");
-        return;
+        return NULL;
     }
     c->srv = s;
     uv_tcp_init(&s->loop, &c->tcp);
@@ -1320,15 +1375,21 @@ static void on_connection(uv_stream_t *listener, int status)
         s->conns->prev = c;
     s->conns = c;
     s->nconns++;
-    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
-        conn_close(c);
-        return;
-    }
+    atomic_fetch_add(s->conns_total, 1);
+    return c;
+}
+
+/* Starts serving a connection: false when it is refused (stopping, or
+ * over max_connections unless `admitted` by the worker that handed it
+ * over) and finishing. */
+static bool conn_begin(conn *c, bool admitted)
+{
+    sn_http_server *s = c->srv;
     llhttp_init(&c->parser, HTTP_REQUEST, &s->settings);
     c->parser.data = c;
     c->phase = PH_FRESH;
     uv_tcp_nodelay(&c->tcp, 1);
-    if (s->stopping || (int)s->nconns > s->max_conns) {
+    if (s->stopping || (!admitted && atomic_load(s->conns_total) > s->max_conns)) {
         buf b = {0};
         static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
                                    "\"message\":\"Service Unavailable: too many connections\"}}";
@@ -1340,10 +1401,133 @@ static void on_connection(uv_stream_t *listener, int status)
         uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
         c->phase = PH_CLOSING;
         conn_finish(c);
-        return;
+        return false;
     }
     timer_set(c, s->head_ms);
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    return true;
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    sn_http_server *s = listener->data;
+    if (status < 0) {
+        sn_log(SN_LOG_WARN, "http: accept failed: %s", uv_strerror(status));
+        return;
+    }
+    conn *c = conn_new(s);
+    if (c == NULL)
+        return;
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) < 0) {
+        conn_close(c);
+        return;
+    }
+    if (conn_begin(c, false))
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+/* ==== hand-over between workers =========================================== */
+
+/* The parsed request as HTTP/1.1 text the owner parses again: the body
+ * de-chunked, with its length. */
+static void request_text(const conn *c, buf *b)
+{
+    buf_fmt(b, "%s %s HTTP/%d.%d\r\n", llhttp_method_name(c->parser.method),
+            c->url.data ? c->url.data : "/", c->parser.http_major, c->parser.http_minor);
+    for (size_t i = 0; i < c->nheaders; i++) {
+        const header *h = &c->headers[i];
+        if (!ieq(h->name, "content-length") && !ieq(h->name, "transfer-encoding"))
+            buf_fmt(b, "%s: %s\r\n", h->name, h->value);
+    }
+    buf_fmt(b, "content-length: %zu\r\n\r\n", c->body.len);
+    buf_add(b, c->body.data ? c->body.data : "", c->body.len);
+}
+
+/* Queues `h` for `to`: false when `to` is shutting down. */
+static bool handoff_push(sn_http_server *to, handoff *h)
+{
+    uv_mutex_lock(&to->handoff_lock);
+    bool ok = to->takes_handoffs;
+    if (ok) {
+        h->next = to->handoffs;
+        to->handoffs = h;
+        uv_async_send(&to->handoff_async);
+    }
+    uv_mutex_unlock(&to->handoff_lock);
+    return ok;
+}
+
+/* Gives the connection, with its parsed request and what followed, to the
+ * worker that owns the request's session. Waits for earlier answers to
+ * leave the socket first (on_written calls again). */
+static void hand_over(conn *c)
+{
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_timer_stop(&c->timer);
+    if (c->tcp.write_queue_size > 0)
+        return;
+    buf b = {0};
+    request_text(c, &b);
+    buf_add(&b, c->handoff_rest.data ? c->handoff_rest.data : "", c->handoff_rest.len);
+    uv_os_fd_t fd;
+    handoff *h = b.failed ? NULL : sn_malloc(sizeof *h + b.len);
+    if (h && uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
+        (h->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        h->len = b.len;
+        memcpy(h->bytes, b.data, b.len);
+        if (handoff_push(c->handoff_to, h)) {
+            buf_free(&b);
+            conn_close(c); /* closes this worker's descriptor only */
+            return;
+        }
+        close(h->fd);
+    }
+    sn_free(h);
+    buf_free(&b);
+    c->handoff_to = NULL;
+    respond_error(c, 503, NULL, -32600, "Service Unavailable: the session's worker is stopping",
+                  "Retry-After: 1\r\n");
+    conn_finish(c);
+}
+
+/* A worker's connection arrives: serve it as if just read from the socket. */
+static void adopt(sn_http_server *s, handoff *h)
+{
+    conn *c = conn_new(s);
+    if (c == NULL || uv_tcp_open(&c->tcp, h->fd) < 0) {
+        close(h->fd);
+        if (c)
+            conn_close(c);
+        return;
+    }
+    if (!conn_begin(c, true))
+        return;
+    conn_feed(c, h->bytes, h->len);
+    if (!c->closing && c->handoff_to == NULL)
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+}
+
+static void on_handoff(uv_async_t *a)
+{
+    sn_http_server *s = a->data;
+    uv_mutex_lock(&s->handoff_lock);
+    handoff *list = s->handoffs;
+    s->handoffs = NULL;
+    uv_mutex_unlock(&s->handoff_lock);
+    while (list) {
+        handoff *h = list;
+        list = h->next;
+        adopt(s, h);
+        sn_free(h);
+    }
+}
+
+void sn_http_link(sn_http_server **all, int n)
+{
+    for (int i = 0; i < n; i++) {
+        all[i]->peers = all;
+        all[i]->npeers = n;
+        all[i]->conns_total = &all[0]->conns_group;
+    }
 }
 
 /* ==== keep-alive comments and shutdown ==================================== */
@@ -1377,6 +1561,19 @@ static void stop_server(sn_http_server *s)
     close_server_handle(s, (uv_handle_t *)&s->deadline);
     close_server_handle(s, (uv_handle_t *)&s->wake);
     close_server_handle(s, (uv_handle_t *)&s->stop_async);
+    close_server_handle(s, (uv_handle_t *)&s->reload_async);
+    uv_mutex_lock(&s->handoff_lock);
+    s->takes_handoffs = false; /* no peer sends to the handle once it closes */
+    handoff *late = s->handoffs;
+    s->handoffs = NULL;
+    uv_mutex_unlock(&s->handoff_lock);
+    while (late) { /* arrived after the last connection closed */
+        handoff *h = late;
+        late = h->next;
+        close(h->fd);
+        sn_free(h);
+    }
+    close_server_handle(s, (uv_handle_t *)&s->handoff_async);
     if (s->signals_on) {
         close_server_handle(s, (uv_handle_t *)&s->sigterm);
         close_server_handle(s, (uv_handle_t *)&s->sigint);
@@ -1399,7 +1596,11 @@ static void begin_shutdown(sn_http_server *s)
     if (s->stopping)
         return;
     s->stopping = true;
-    sn_log(SN_LOG_INFO, "http: stopping: no new connections, finishing requests in flight");
+    if (s->cfg.worker == 0)
+        for (int i = 1; i < s->npeers; i++)
+            sn_http_stop(s->peers[i]);
+    if (s->cfg.worker == 0)
+        sn_log(SN_LOG_INFO, "http: stopping: no new connections, finishing requests in flight");
     sn_engine_end_listeners(s->engine); /* listen streams end with their completion result */
     if (!s->listener_closed) {
         s->listener_closed = true;
@@ -1433,15 +1634,39 @@ static void emit_to_stream(void *ud, const char *json, size_t len)
         stream_block(e->stream, "data: ", json, len);
 }
 
+static void announce(sn_http_server *s, const sn_reload_report *report)
+{
+    for (session_entry *e = s->sessions; e; e = e->next)
+        sn_engine_notify_changes(s->engine, e->session, report, emit_to_stream, e);
+    sn_engine_announce_reload(s->engine, report);
+}
+
+/* Worker 0 (the watch, SIGHUP) reloads, logs, and has the others follow. */
 static void reload(void *ud)
 {
     sn_http_server *s = ud;
     sn_reload_report report;
     if (s->stopping || sn_watch_reload(s->engine, &report) != 0)
         return;
-    for (session_entry *e = s->sessions; e; e = e->next)
-        sn_engine_notify_changes(s->engine, e->session, &report, emit_to_stream, e);
-    sn_engine_announce_reload(s->engine, &report);
+    announce(s, &report);
+    for (int i = 1; i < s->npeers; i++)
+        uv_async_send(&s->peers[i]->reload_async);
+}
+
+static void on_reload_async(uv_async_t *a)
+{
+    sn_http_server *s = a->data;
+    sn_reload_report report;
+    sn_diag diag = {.message = "", .pointer = ""};
+    if (s->stopping)
+        return;
+    sn_err err = sn_engine_reload(s->engine, &report, &diag);
+    if (err) {
+        sn_log(SN_LOG_ERROR, "worker %d: reload failed; still serving the previous catalog: %s",
+               s->cfg.worker, diag.message[0] ? diag.message : sn_err_str(err));
+        return;
+    }
+    announce(s, &report);
 }
 
 /* snodo.notify.* reaches a session on its standalone GET stream */
@@ -1524,6 +1749,29 @@ static int resolve(const char *host, int port, struct sockaddr_storage *addr, bo
     return rc;
 }
 
+/* Workers each bind the address with SO_REUSEPORT (libuv 1.44 has no flag
+ * for it) and hand the socket to libuv. */
+static int bind_shared(uv_tcp_t *listener, const struct sockaddr_storage *addr)
+{
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    int on = 1;
+    socklen_t len = addr->ss_family == AF_INET ? sizeof(struct sockaddr_in)
+                                               : sizeof(struct sockaddr_in6);
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) < 0 ||
+        bind(fd, (const struct sockaddr *)addr, len) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    int rc = uv_tcp_open(listener, fd);
+    if (rc < 0)
+        close(fd);
+    return rc;
+}
+
 static int pick(int configured, int fallback)
 {
     return configured > 0 ? configured : fallback;
@@ -1536,6 +1784,7 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
         return UV_ENOMEM;
     s->engine = e;
     s->cfg = *cfg;
+    s->conns_total = &s->conns_group;
     /* a copy: the options live in a catalog snapshot, which a reload frees
      * (the listener's options take effect at start) */
     if (cfg->options) {
@@ -1578,7 +1827,8 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
     }
     uv_tcp_init(&s->loop, &s->listener);
     s->listener.data = s;
-    rc = uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
+    rc = cfg->workers > 1 ? bind_shared(&s->listener, &addr)
+                          : uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
     if (rc < 0) {
@@ -1598,7 +1848,12 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
     uv_timer_init(&s->loop, &s->wake);
     s->wake.data = s;
     uv_async_init(&s->loop, &s->stop_async, on_stop_async);
+    uv_async_init(&s->loop, &s->reload_async, on_reload_async);
+    uv_async_init(&s->loop, &s->handoff_async, on_handoff);
+    uv_mutex_init(&s->handoff_lock);
+    s->takes_handoffs = true;
     s->keepalive.data = s->deadline.data = s->stop_async.data = s;
+    s->reload_async.data = s->handoff_async.data = s;
     uv_timer_start(&s->keepalive, on_keepalive, (uint64_t)s->keepalive_ms,
                    (uint64_t)s->keepalive_ms);
     if (cfg->handle_signals) {
@@ -1680,5 +1935,6 @@ void sn_http_free(sn_http_server *s)
     while (s->sessions)
         session_end(s, s->sessions);
     uv_loop_close(&s->loop);
+    uv_mutex_destroy(&s->handoff_lock);
     sn_free(s);
 }

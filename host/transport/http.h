@@ -42,7 +42,15 @@
  * connection. A request that produces more than one message (progress,
  * log notifications before the result) is answered as text/event-stream
  * when Accept allows it (compact JSON, one `data:` line per message,
- * X-Accel-Buffering: no); otherwise application/json with the result. */
+ * X-Accel-Buffering: no); otherwise application/json with the result.
+ *
+ * Workers: N servers, one per thread, each with its own engine and loop,
+ * bind the same address with SO_REUSEPORT (the kernel spreads connections).
+ * A session id names the worker that minted it (its first character); a
+ * request for a session another worker owns hands its connection over to
+ * that worker (the socket and the request, re-serialized), which then keeps
+ * it. Worker 0 watches the directory and takes the signals: a reload or a
+ * stop there is passed to the others. */
 #ifndef SN_TRANSPORT_HTTP_H
 #define SN_TRANSPORT_HTTP_H
 
@@ -68,11 +76,22 @@ typedef struct sn_http_config {
     int keepalive_ms;    /* SSE ": keep-alive" comment period; 0 = 15000 */
     bool handle_signals; /* SIGTERM / SIGINT stop the server gracefully; SIGHUP reloads */
     bool watch;          /* reload when the directory's *.lua files change */
+    int worker;          /* this server's index among `workers` (0 = the first) */
+    int workers;         /* 0 or 1 = alone; more: SO_REUSEPORT, link with sn_http_link */
 } sn_http_config;
+
+#define SN_HTTP_MAX_WORKERS 64 /* a session id's first character names its worker */
 
 /* Binds and listens (borrows `e` and `cfg` until sn_http_free). Returns 0,
  * or a negative libuv error with `*out` untouched. */
 int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out);
+
+/* Makes `n` servers (cfg.worker 0..n-1, same address) one group: hand-overs,
+ * and reloads and stops from worker 0, reach the others; max_connections
+ * counts the group's connections. Call before any runs; `all` (borrowed)
+ * must outlive every server, and no server of the group may be freed
+ * before every run has returned. */
+void sn_http_link(sn_http_server **all, int n);
 
 /* A sentence for an sn_http_create error (static). */
 const char *sn_http_strerror(int err);

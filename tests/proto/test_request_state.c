@@ -285,6 +285,24 @@ Test(request_state, refuses_a_token_from_another_secret, .init = mem_begin, .fin
     sn_state_key_free(k);
 }
 
+/* Workers sign with copies of one key: a state sealed on one opens on
+ * another. */
+Test(request_state, a_copied_key_opens_what_the_original_sealed, .init = mem_begin,
+     .fini = mem_end)
+{
+    sn_state_key *k = key(SECRET);
+    sn_state_key *copy = sn_state_key_dup(k);
+    cr_assert_not_null(copy);
+    sn_state_binding b = binding("alice", "tools/call", "send", NULL);
+    char *token = seal(k, &b, "{\"step\":1}");
+    sn_state_key_free(k); /* the copy owns its own bytes */
+    json_t *v = opened(copy, &b, token, NOW);
+    cr_expect_eq(json_integer_value(json_object_get(v, "step")), 1);
+    json_decref(v);
+    sn_free(token);
+    sn_state_key_free(copy);
+}
+
 Test(request_state, refuses_truncated_token, .init = mem_begin, .fini = mem_end)
 {
     sn_state_key *k = key(SECRET);

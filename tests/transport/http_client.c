@@ -29,10 +29,18 @@ static void sleep_ms(int ms)
 
 void server_start(server_proc *s, const char *dir)
 {
+    server_start_with(s, dir, NULL);
+}
+
+void server_start_with(server_proc *s, const char *dir, const char *workers)
+{
     const char *bin = getenv("SNODO_BIN");
     char binpath[1024], dirpath[1024];
     snprintf(binpath, sizeof binpath, "%s", bin && *bin ? bin : SN_BINARY_DIR "/snodo");
-    snprintf(dirpath, sizeof dirpath, "%s/%s", SN_SOURCE_DIR, dir);
+    if (dir[0] == '/')
+        snprintf(dirpath, sizeof dirpath, "%s", dir);
+    else
+        snprintf(dirpath, sizeof dirpath, "%s/%s", SN_SOURCE_DIR, dir);
     snprintf(s->log, sizeof s->log, "/tmp/sn-http-test-%d-XXXXXX", (int)getpid());
     int fd = mkstemp(s->log);
     cr_assert(fd >= 0, "mkstemp");
@@ -44,7 +52,11 @@ void server_start(server_proc *s, const char *dir)
         int null = open("/dev/null", O_RDWR);
         dup2(null, STDIN_FILENO);
         dup2(null, STDOUT_FILENO);
-        execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", (char *)NULL);
+        if (workers)
+            execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", "--workers",
+                  workers, (char *)NULL);
+        else
+            execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", (char *)NULL);
         _exit(127);
     }
     close(fd);
@@ -166,6 +178,12 @@ static rbuf *rbuf_for(int fd)
     memset(bufs, 0, sizeof bufs);
     bufs[0].fd = fd;
     return &bufs[0];
+}
+
+void conn_done(int fd)
+{
+    rbuf_for(fd)->fd = 0;
+    close(fd);
 }
 
 static bool fill(rbuf *b)

@@ -18,6 +18,8 @@ typedef struct server_proc {
 /* Starts the server on `dir` (relative to the source tree); aborts the test
  * when it does not come up within 10 s. */
 void server_start(server_proc *s, const char *dir);
+/* The same with `--workers N` (NULL: the default); `dir` may be absolute. */
+void server_start_with(server_proc *s, const char *dir, const char *workers);
 /* SIGTERM, then waits (up to `ms`); returns the exit status, or -1 when it
  * had to be killed or died by a signal. */
 int server_stop(server_proc *s, int ms);
@@ -36,6 +38,8 @@ typedef struct response {
 
 int conn_open(int port); /* a connected socket with a 5 s receive timeout */
 void conn_timeout(int fd, int ms);
+/* Closes a conn_open socket and forgets what was buffered from it. */
+void conn_done(int fd);
 void send_all(int fd, const char *data, size_t len);
 void send_str(int fd, const char *s);
 /* Reads one response from `fd` (keep-alive aware). */
