@@ -411,6 +411,7 @@ static const char *budget_failure(lua_State *L, int rc, char *text, size_t size,
         snprintf(text, size, "%s \"%s\" exceeded the memory budget of %zu MB", kind, c->name,
                  b->mem_limit >> 20);
         b->out_of_memory = false;
+        b->ran_out = true;
         lua_gc(L, LUA_GCCOLLECT); /* give the garbage back before the next call */
     } else {
         return NULL;

@@ -43,6 +43,7 @@ typedef struct sn__budget {
     long long limit_ms;         /* the budget of the running handler, for messages */
     bool expired;               /* the running handler overran: keep raising */
     bool out_of_memory;         /* an allocation was refused for the cap */
+    bool ran_out;               /* a call failed for the cap since sn_runtime_exhausted */
 } sn__budget;
 
 sn__budget *sn__budget_of(lua_State *L);

@@ -28,13 +28,21 @@ typedef struct snapshot {
     int pins;           /* the runtime's own, plus one per request holding it */
 } snapshot;
 
-struct sn_runtime {
+/* A Lua VM and what lives in it. Heap-allocated on its own so that a
+ * rebuild can replace it whole: the allocator, every thread's extra space
+ * and the DSL's upvalue point into it. */
+typedef struct vm {
     lua_State *L;
     sn__budget budget; /* the allocator's ud and every thread's extra space */
     snapshot *current;
     sn__loader loader; /* the DSL's upvalue points here: lives as long as L */
+    int stash_ref;     /* package.loaded entries put aside during a reload */
+} vm;
+
+struct sn_runtime {
+    vm *vm;
     char *dir;
-    int stash_ref; /* package.loaded entries put aside during a reload */
+    unsigned rebuilds; /* VMs replaced after running out of memory */
 };
 
 /* ==== components and lists =============================================== */
@@ -377,7 +385,7 @@ static int by_path(const void *a, const void *b)
 /* Runs one component file in its own _ENV (globals read through to _G). */
 static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
 {
-    lua_State *L = rt->L;
+    lua_State *L = rt->vm->L;
     char full[8192], chunk[4200];
     snprintf(full, sizeof full, "%s/%s", rt->dir, rel);
     snprintf(chunk, sizeof chunk, "@%s", rel);
@@ -409,11 +417,11 @@ static int load_file(sn_runtime *rt, const char *rel, sn_diag *diag)
         lua_setfield(L, -2, "__index");
         lua_setmetatable(L, -2);
         lua_setupvalue(L, -2, 1);
-        rt->loader.file = rel;
-        rt->loader.loading = true;
+        rt->vm->loader.file = rel;
+        rt->vm->loader.loading = true;
         rc = lua_pcall(L, 0, 0, 0);
-        rt->loader.loading = false;
-        rt->loader.file = NULL;
+        rt->vm->loader.loading = false;
+        rt->vm->loader.file = NULL;
     }
     if (rc != LUA_OK) {
         const char *msg = lua_tostring(L, -1);
@@ -563,7 +571,7 @@ static void forget_modules(lua_State *L, sn_runtime *rt)
         lua_pushnil(L);
         lua_rawset(L, -5);
     }
-    rt->stash_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the stash */
+    rt->vm->stash_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the stash */
     lua_pop(L, 1);
 }
 
@@ -571,7 +579,7 @@ static void forget_modules(lua_State *L, sn_runtime *rt)
 static void restore_modules(lua_State *L, sn_runtime *rt)
 {
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, rt->stash_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, rt->vm->stash_ref);
     lua_pushnil(L);
     while (lua_next(L, -2)) {
         lua_pushvalue(L, -2);
@@ -591,7 +599,7 @@ static void vm_setup(lua_State *L, sn_runtime *rt)
     guard(L, "coroutine", "resume");
     sn__preload_embedded(L);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-    lua_pushlightuserdata(L, &rt->loader);
+    lua_pushlightuserdata(L, &rt->vm->loader);
     lua_pushcclosure(L, open_snodo, 1);
     lua_setfield(L, -2, "snodo");
     lua_pop(L, 1);
@@ -608,7 +616,7 @@ static int load_all(lua_State *L)
 {
     load_job *job = lua_touserdata(L, 1);
     sn_runtime *rt = job->rt;
-    if (rt->current == NULL)
+    if (rt->vm->current == NULL)
         vm_setup(L, rt);
     else
         forget_modules(L, rt);
@@ -678,8 +686,8 @@ static sn_err build(sn_runtime *rt, snapshot **out, sn_diag *diag)
         return SN_ENOMEM;
     snap->pins = 1;
     set_defaults(&snap->catalog);
-    rt->loader.catalog = &snap->catalog;
-    rt->loader.server_seen = false;
+    rt->vm->loader.catalog = &snap->catalog;
+    rt->vm->loader.server_seen = false;
     int rc = collect(rt->dir, "", &files, 0);
     if (rc == -1) {
         sn_diag_set(diag, "%s: cannot read the directory: %s", rt->dir, strerror(errno));
@@ -690,8 +698,8 @@ static sn_err build(sn_runtime *rt, snapshot **out, sn_diag *diag)
         goto fail;
     qsort(files.paths, files.count, sizeof *files.paths, by_path);
     load_job job = {rt, &files, diag, 0};
-    lua_State *L = rt->L;
-    int reloading = rt->current != NULL;
+    lua_State *L = rt->vm->L;
+    int reloading = rt->vm->current != NULL;
     lua_pushcfunction(L, load_all);
     lua_pushlightuserdata(L, &job);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
@@ -701,8 +709,8 @@ static sn_err build(sn_runtime *rt, snapshot **out, sn_diag *diag)
     if (reloading) {
         if (job.failed)
             restore_modules(L, rt);
-        luaL_unref(L, LUA_REGISTRYINDEX, rt->stash_ref);
-        rt->stash_ref = LUA_NOREF;
+        luaL_unref(L, LUA_REGISTRYINDEX, rt->vm->stash_ref);
+        rt->vm->stash_ref = LUA_NOREF;
     }
     if (job.failed) {
         err = job.failed == 1 ? SN_ELOAD : SN_ENOMEM;
@@ -715,16 +723,55 @@ static sn_err build(sn_runtime *rt, snapshot **out, sn_diag *diag)
         goto fail;
     }
     free_files(&files);
-    rt->loader.catalog = rt->current ? &rt->current->catalog : NULL;
+    rt->vm->loader.catalog = rt->vm->current ? &rt->vm->current->catalog : NULL;
     *out = snap;
     return SN_OK;
 fail:
     free_files(&files);
     if (err == SN_ENOMEM)
         sn_diag_set(diag, "out of memory while loading %s", rt->dir);
-    snapshot_free(rt->L, snap);
-    rt->loader.catalog = rt->current ? &rt->current->catalog : NULL;
+    snapshot_free(rt->vm->L, snap);
+    rt->vm->loader.catalog = rt->vm->current ? &rt->vm->current->catalog : NULL;
     return err;
+}
+
+static void vm_free(vm *v)
+{
+    if (v == NULL)
+        return;
+    if (v->current)
+        snapshot_free(NULL, v->current); /* the VM goes away whole */
+    json_decref(v->loader.outbox);
+    if (v->L)
+        lua_close(v->L);
+    sn_free(v);
+}
+
+/* A new VM with rt->dir loaded into it (owned), or an error with diag set. */
+static sn_err vm_load(sn_runtime *rt, vm **out, sn_diag *diag)
+{
+    vm *v = sn_calloc(1, sizeof *v);
+    if (v == NULL || (v->L = lua_newstate(vm_alloc, &v->budget)) == NULL) {
+        sn_diag_set(diag, "out of memory while loading %s", rt->dir);
+        sn_free(v);
+        return SN_ENOMEM;
+    }
+    v->stash_ref = LUA_NOREF;
+    v->loader.dir = rt->dir;
+    *(sn__budget **)lua_getextraspace(v->L) = &v->budget;
+    v->budget.mem_limit = (size_t)256 << 20; /* until server.lua says otherwise */
+    vm *was = rt->vm;
+    rt->vm = v; /* build works on rt->vm */
+    sn_err err = build(rt, &v->current, diag);
+    rt->vm = was;
+    if (err) {
+        vm_free(v);
+        return err;
+    }
+    v->budget.mem_limit = v->current->catalog.server.memory_mb << 20;
+    lua_gc(v->L, LUA_GCCOLLECT);
+    *out = v;
+    return SN_OK;
 }
 
 sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
@@ -732,27 +779,42 @@ sn_err sn_runtime_load(const char *dir, sn_runtime **out, sn_diag *diag)
     sn_runtime *rt = sn_calloc(1, sizeof *rt);
     if (rt == NULL)
         return SN_ENOMEM;
-    rt->stash_ref = LUA_NOREF;
     size_t dlen = strlen(dir);
     while (dlen > 1 && dir[dlen - 1] == '/')
         dlen--;
-    if ((rt->dir = sn_strndup(dir, dlen)) == NULL ||
-        (rt->L = lua_newstate(vm_alloc, &rt->budget)) == NULL) {
+    sn_err err = SN_ENOMEM;
+    if ((rt->dir = sn_strndup(dir, dlen)) == NULL)
         sn_diag_set(diag, "out of memory while loading %s", dir);
-        sn_runtime_free(rt);
-        return SN_ENOMEM;
-    }
-    rt->loader.dir = rt->dir;
-    *(sn__budget **)lua_getextraspace(rt->L) = &rt->budget;
-    rt->budget.mem_limit = (size_t)256 << 20; /* until server.lua says otherwise */
-    sn_err err = build(rt, &rt->current, diag);
+    else
+        err = vm_load(rt, &rt->vm, diag);
     if (err) {
-        sn_runtime_free(rt);
+        sn_free(rt->dir);
+        sn_free(rt);
         return err;
     }
-    rt->budget.mem_limit = rt->current->catalog.server.memory_mb << 20;
-    lua_gc(rt->L, LUA_GCCOLLECT);
     *out = rt;
+    return SN_OK;
+}
+
+bool sn_runtime_exhausted(sn_runtime *rt)
+{
+    sn__budget *b = &rt->vm->budget;
+    if (!b->ran_out)
+        return false;
+    b->ran_out = false;
+    lua_gc(rt->vm->L, LUA_GCCOLLECT); /* the failed call's thread is gone by now */
+    return b->mem_limit && b->mem_used > b->mem_limit / 4 * 3;
+}
+
+sn_err sn_runtime_rebuild(sn_runtime *rt, sn_diag *diag)
+{
+    vm *fresh = NULL;
+    sn_err err = vm_load(rt, &fresh, diag);
+    if (err)
+        return err; /* the old VM keeps serving */
+    vm_free(rt->vm);
+    rt->vm = fresh;
+    rt->rebuilds++;
     return SN_OK;
 }
 
@@ -795,7 +857,7 @@ sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag
     sn_err err = build(rt, &next, diag);
     if (err)
         return err; /* the live snapshot is untouched */
-    const sn_catalog *old = &rt->current->catalog, *new = &next->catalog;
+    const sn_catalog *old = &rt->vm->current->catalog, *new = &next->catalog;
     size_t len = 0;
     char *out = report->summary;
     size_t size = sizeof report->summary;
@@ -811,49 +873,45 @@ sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag
                                 len ? ", " : "");
     if (len == 0)
         snprintf(out, size, "no visible change");
-    snapshot *prev = rt->current;
-    rt->current = next;
-    rt->budget.mem_limit = next->catalog.server.memory_mb << 20;
-    rt->loader.catalog = &next->catalog;
+    snapshot *prev = rt->vm->current;
+    rt->vm->current = next;
+    rt->vm->budget.mem_limit = next->catalog.server.memory_mb << 20;
+    rt->vm->loader.catalog = &next->catalog;
     sn_runtime_release(rt, &prev->catalog); /* the runtime's pin on the old one */
     return SN_OK;
 }
 
 const sn_catalog *sn_runtime_acquire(sn_runtime *rt)
 {
-    rt->current->pins++;
-    return &rt->current->catalog;
+    rt->vm->current->pins++;
+    return &rt->vm->current->catalog;
 }
 
 void sn_runtime_release(sn_runtime *rt, const sn_catalog *cat)
 {
     snapshot *snap = (snapshot *)cat;
     if (--snap->pins == 0)
-        snapshot_free(rt->L, snap);
+        snapshot_free(rt->vm->L, snap);
 }
 
 void sn_runtime_free(sn_runtime *rt)
 {
     if (rt == NULL)
         return;
-    if (rt->current)
-        snapshot_free(NULL, rt->current); /* the VM goes away whole */
-    json_decref(rt->loader.outbox);
-    if (rt->L)
-        lua_close(rt->L);
+    vm_free(rt->vm);
     sn_free(rt->dir);
     sn_free(rt);
 }
 
 const sn_catalog *sn_runtime_catalog(const sn_runtime *rt)
 {
-    return &rt->current->catalog;
+    return &rt->vm->current->catalog;
 }
 
 json_t *sn_runtime_take_outbox(sn_runtime *rt)
 {
-    json_t *box = rt->loader.outbox;
-    rt->loader.outbox = NULL;
+    json_t *box = rt->vm->loader.outbox;
+    rt->vm->loader.outbox = NULL;
     return box ? box : json_array();
 }
 
@@ -864,12 +922,12 @@ const char *sn_runtime_dir(const sn_runtime *rt)
 
 lua_State *sn_runtime_lua(sn_runtime *rt)
 {
-    return rt->L;
+    return rt->vm->L;
 }
 
 void sn_runtime_describe(const sn_runtime *rt, FILE *out)
 {
-    const sn_catalog *c = &rt->current->catalog;
+    const sn_catalog *c = &rt->vm->current->catalog;
     fprintf(out, "server %s %s\n", c->server.name, c->server.version);
     const struct {
         const char *label;

@@ -35,6 +35,18 @@ typedef struct sn_reload_report {
  * for sn_runtime_load. Not thread-safe against requests on the same runtime. */
 sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag);
 
+/* Once after a call failed for limits.memory_mb (false otherwise):
+ * collects the garbage and says whether the VM still holds more than 3/4
+ * of the budget (what handlers keep in globals or upvalues), so that the
+ * next calls would fail too. Call between requests. */
+bool sn_runtime_exhausted(sn_runtime *rt);
+
+/* Replaces the VM with a new one that loads the directory afresh (module
+ * state starts over; Lua references into the old VM, such as a pinned
+ * catalog or a session's assigns, become invalid: call only when nothing
+ * holds one). On error nothing changed and `diag` says why. */
+sn_err sn_runtime_rebuild(sn_runtime *rt, sn_diag *diag);
+
 /* The current catalog. Valid until the next reload: a request that may
  * outlive one pins the snapshot with sn_runtime_acquire and lets go with
  * sn_runtime_release (the catalog stays valid in between). */

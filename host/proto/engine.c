@@ -40,6 +40,7 @@ struct sn_engine {
     struct sn__pending *pending; /* requests whose handlers wait (pending.c) */
     struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
     unsigned long long asks;     /* numbers our server-to-client request ids */
+    bool vm_exhausted; /* rebuild the VM once no request waits in it */
 };
 
 struct sn_session {
@@ -630,9 +631,37 @@ static void dispatch(sn__request *r, const char *name)
     m->handle(r);
 }
 
+/* A VM that ran out of memory and still holds most of its budget after
+ * collection would fail every call: it is replaced by a new one that loads
+ * the directory afresh, between messages, once no request waits in it (a
+ * waiting handler's coroutine lives in the old VM). Sessions get new, empty
+ * assigns: their references pointed into the old VM. */
+static void rebuild_if_exhausted(sn_engine *e)
+{
+    if (sn_runtime_exhausted(e->rt))
+        e->vm_exhausted = true;
+    if (!e->vm_exhausted || e->pending)
+        return;
+    e->vm_exhausted = false;
+    sn_diag diag = {.message = "", .pointer = ""};
+    sn_err err = sn_runtime_rebuild(e->rt, &diag);
+    if (err) {
+        sn_log(SN_LOG_ERROR, "the Lua VM is out of memory and could not be rebuilt: %s",
+               diag.message[0] ? diag.message : sn_err_str(err));
+        return;
+    }
+    for (sn_session *s = e->sessions; s; s = s->next)
+        if (s->assigns_ref >= 0)
+            s->assigns_ref = sn_call_new_assigns(e->rt);
+    sn_log(SN_LOG_WARN, "the Lua VM held most of limits.memory_mb after a call ran out of it: "
+                        "rebuilt it from %s (module state and session assigns start afresh)",
+           sn_runtime_dir(e->rt));
+}
+
 sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size_t len,
                         const sn_request_facts *in, sn_reply_facts *out, sn_emit_cb *emit, void *ud)
 {
+    rebuild_if_exhausted(e);
     /* the message is served by one snapshot, whatever reloads meanwhile */
     sn__request r = {.engine = e, .cat = sn_runtime_acquire(e->rt), .session = session,
                      .in = in, .out = out, .emit = emit, .ud = ud};

@@ -13,6 +13,7 @@ static const char *const sn_transcripts[] = {
     "resources_routes.txt",
     "resources_prompts.txt",
     "budgets.txt",
+    "budgets_session.txt",
     "subscriptions.txt",
     "waits.txt",
     "listen.txt",
