@@ -139,27 +139,37 @@ static int parse_listen(const char *arg, char *host, size_t hsize, int *port)
 }
 
 /* One HTTP worker beyond the first: its own thread, Lua VM, engine and
- * loop, on the first worker's address (SO_REUSEPORT). */
+ * loop, on the first worker's address (SO_REUSEPORT). Workers load their
+ * directory while worker 0 loads its own, then wait for its address. */
 typedef struct worker {
+    int index;
     const char *dir;
-    const sn_engine *model; /* worker 0's engine: one requestState secret */
-    sn_http_config cfg;
     sn_runtime *rt;
+    sn_diag diag;           /* why the load failed */
+    const sn_engine *model; /* worker 0's engine: one requestState secret */
+    sn_http_config cfg;     /* worker 0's, with this index: set before the first step */
     sn_engine *engine;
     sn_http_server *http;
-    bool ok, run;
-    uv_sem_t ready, go; /* created (ok or not); linked, run or give up */
+    bool create, ok, run;
+    uv_sem_t step;  /* main: create a server (or not), then run (or not) */
+    uv_sem_t ready; /* the worker: the server is created (ok) or not */
     uv_thread_t thread;
 } worker;
 
 static void worker_main(void *arg)
 {
     worker *w = arg;
-    w->rt = load(w->dir);
-    w->ok = w->rt && sn_engine_create_like(w->rt, w->model, &w->engine) == SN_OK &&
+    w->diag = (sn_diag){.message = "", .pointer = ""};
+    if (sn_runtime_load(w->dir, &w->rt, &w->diag) != SN_OK)
+        w->rt = NULL;
+    uv_sem_wait(&w->step);
+    w->ok = w->create && w->rt && sn_engine_create_like(w->rt, w->model, &w->engine) == SN_OK &&
             sn_http_create(w->engine, &w->cfg, &w->http) == 0;
+    if (w->create && w->rt == NULL)
+        fprintf(stderr, "snodo: serve: worker %d cannot load %s: %s\n", w->index, w->dir,
+                w->diag.message);
     uv_sem_post(&w->ready);
-    uv_sem_wait(&w->go);
+    uv_sem_wait(&w->step);
     if (w->ok && w->run)
         sn_http_run(w->http);
     /* the others may still hand over to this server: main frees it */
@@ -177,53 +187,66 @@ static int worker_count(const char *arg)
     return *arg && *end == '\0' && n >= 1 && n <= SN_HTTP_MAX_WORKERS ? (int)n : -1;
 }
 
-/* After every run has returned: joins workers 1..n-1 and frees them. */
-static void join_workers(worker *w, int n)
+/* Starts workers 1..n-1 loading `dir`; returns how many threads started
+ * (1 + those), each waiting for its first step. */
+static int spawn_workers(const char *dir, worker *w, int n)
 {
-    for (int i = 1; i < n; i++)
-        uv_thread_join(&w[i].thread);
-    for (int i = 1; i < n; i++) {
-        sn_http_free(w[i].http);
-        sn_engine_free(w[i].engine);
-        sn_runtime_free(w[i].rt);
-        uv_sem_destroy(&w[i].ready);
-        uv_sem_destroy(&w[i].go);
+    int started = 1;
+    for (int i = 1; i < n; i++, started++) {
+        w[i] = (worker){.index = i, .dir = dir};
+        uv_sem_init(&w[i].step, 0);
+        uv_sem_init(&w[i].ready, 0);
+        if (uv_thread_create(&w[i].thread, worker_main, &w[i]) != 0) {
+            uv_sem_destroy(&w[i].step);
+            uv_sem_destroy(&w[i].ready);
+            break;
+        }
     }
+    return started;
 }
 
-/* Starts workers 1..n-1 beside servers[0] and links them; false (none
- * left) when one cannot start. */
-static bool start_workers(const char *dir, const sn_engine *model, sn_http_config cfg,
-                          sn_http_server **servers, worker *w, int n)
+/* Takes workers 1..started-1 through their steps: each creates its server
+ * on `cfg` when `servers[0]` is not NULL; then all run when every one
+ * could, and are linked with servers[0]. Returns whether they run. */
+static bool step_workers(worker *w, int started, int n, const sn_engine *model,
+                         const sn_http_config *cfg, sn_http_server **servers)
 {
-    bool ok = true;
-    int started = 1;
-    for (int i = 1; i < n && ok; i++, started++) {
-        w[i] = (worker){.dir = dir, .model = model, .cfg = cfg};
+    bool ok = servers[0] != NULL && started == n;
+    for (int i = 1; i < started; i++) {
+        w[i].create = servers[0] != NULL;
+        w[i].model = model;
+        w[i].cfg = *cfg;
         w[i].cfg.worker = i;
         w[i].cfg.handle_signals = false;
         w[i].cfg.watch = false;
-        uv_sem_init(&w[i].ready, 0);
-        uv_sem_init(&w[i].go, 0);
-        if (uv_thread_create(&w[i].thread, worker_main, &w[i]) != 0) {
-            uv_sem_destroy(&w[i].ready);
-            uv_sem_destroy(&w[i].go);
-            ok = false;
-            break;
-        }
+        uv_sem_post(&w[i].step);
+    }
+    for (int i = 1; i < started; i++) {
         uv_sem_wait(&w[i].ready);
         servers[i] = w[i].http;
-        ok = w[i].ok;
+        ok = ok && w[i].ok;
     }
     if (ok)
         sn_http_link(servers, n);
     for (int i = 1; i < started; i++) {
         w[i].run = ok;
-        uv_sem_post(&w[i].go);
+        uv_sem_post(&w[i].step);
     }
-    if (!ok)
-        join_workers(w, started);
     return ok;
+}
+
+/* After every run has returned: joins workers 1..started-1 and frees them. */
+static void join_workers(worker *w, int started)
+{
+    for (int i = 1; i < started; i++)
+        uv_thread_join(&w[i].thread);
+    for (int i = 1; i < started; i++) {
+        sn_http_free(w[i].http);
+        sn_engine_free(w[i].engine);
+        sn_runtime_free(w[i].rt);
+        uv_sem_destroy(&w[i].step);
+        uv_sem_destroy(&w[i].ready);
+    }
 }
 
 /* Streamable HTTP: the command line's HOST:PORT wins over server.lua's
@@ -242,16 +265,23 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
                 SN_HTTP_MAX_WORKERS, workers);
         return 2;
     }
+    worker others[SN_HTTP_MAX_WORKERS];
+    int started = spawn_workers(dir, others, nworkers); /* they load while we do */
+    sn_http_server *servers[SN_HTTP_MAX_WORKERS] = {0};
+    sn_engine *engine = NULL;
+    sn_http_server *http = NULL;
+    sn_http_config cfg = {0};
+    int rc = 1;
     sn_runtime *rt = load(dir);
-    if (rt == NULL)
-        return 1;
+    if (rt == NULL || sn_engine_create(rt, &engine) != SN_OK)
+        goto done;
     const sn_server *srv = &sn_runtime_catalog(rt)->server;
     const sn_http_options *o = &srv->http;
     if (host[0] == '\0')
         snprintf(host, sizeof host, "%s", o->host[0] ? o->host : "127.0.0.1");
     if (port < 0)
         port = o->port > 0 ? o->port : 8765;
-    sn_http_config cfg = {
+    cfg = (sn_http_config){
         .host = host,
         .port = port,
         .path = o->path[0] ? o->path : "/mcp",
@@ -261,13 +291,6 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
         .watch = watch,
         .workers = nworkers,
     };
-    sn_engine *engine = NULL;
-    sn_http_server *http = NULL;
-    sn_http_server *servers[SN_HTTP_MAX_WORKERS] = {0};
-    worker others[SN_HTTP_MAX_WORKERS];
-    int rc = 1;
-    if (sn_engine_create(rt, &engine) != SN_OK)
-        goto done;
     int err = sn_http_create(engine, &cfg, &http);
     if (err < 0) {
         fprintf(stderr, "snodo: serve: cannot listen on %s:%d: %s\n", cfg.host, cfg.port,
@@ -276,9 +299,15 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
     }
     cfg.port = sn_http_port(http); /* the others join the port the first one got */
     servers[0] = http;
-    if (nworkers > 1 && !start_workers(dir, engine, cfg, servers, others, nworkers)) {
-        fprintf(stderr, "snodo: serve: a worker could not start\n");
-        goto done;
+done:
+    if (!step_workers(others, started, nworkers, engine, &cfg, servers)) {
+        if (http && started < nworkers)
+            fprintf(stderr, "snodo: serve: cannot start %d worker threads\n", nworkers);
+        join_workers(others, started);
+        sn_http_free(http);
+        sn_engine_free(engine);
+        sn_runtime_free(rt);
+        return 1;
     }
     const char *fmt = strchr(cfg.host, ':') && cfg.host[0] != '[' ? "[%s]" : "%s";
     char shown[300];
@@ -286,9 +315,8 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
     sn_log(SN_LOG_INFO, "serving %s over HTTP at http://%s:%d%s (%d worker%s)", dir, shown,
            sn_http_port(http), cfg.path, nworkers, nworkers == 1 ? "" : "s");
     rc = sn_http_run(http) ? 1 : 0;
-    join_workers(others, nworkers);
+    join_workers(others, started);
     sn_log(SN_LOG_INFO, "stopped");
-done:
     sn_http_free(http);
     sn_engine_free(engine);
     sn_runtime_free(rt);

@@ -41,7 +41,7 @@ void sn_call_outcome_clear(sn_call_outcome *out)
 typedef struct ctx_box {
     const sn_frame *frame; /* NULL once closed */
     const char *component;
-    lua_State *thread;     /* the handler's coroutine: the one thread that may wait */
+    lua_State *thread; /* the handler's coroutine: the one thread that may wait */
     double last_progress;
     int has_progress;
 } ctx_box;
@@ -173,8 +173,10 @@ static int ctx_request_state(lua_State *L)
 static void check_can_wait(lua_State *L, ctx_box *c, const char *what)
 {
     if (L != c->thread)
-        luaL_error(L, "ctx:%s must be called from the handler itself, not from a coroutine it "
-                      "made", what);
+        luaL_error(L,
+                   "ctx:%s must be called from the handler itself, not from a coroutine it "
+                   "made",
+                   what);
 }
 
 /* ctx:sleep(ms): lets other requests run meanwhile. */
@@ -200,8 +202,9 @@ static int ask_client(lua_State *L, ctx_box *c, const char *what, const char *ca
                       const char *method, int params)
 {
     if (c->frame->stateless)
-        return luaL_error(L, "ctx:%s serves initialize-era sessions; in 2026-07-28 return "
-                             "snodo.input_required():%s(...)",
+        return luaL_error(L,
+                          "ctx:%s serves initialize-era sessions; in 2026-07-28 return "
+                          "snodo.input_required():%s(...)",
                           what, strcmp(what, "elicit") == 0 ? "elicit" : what);
     const json_t *caps = c->frame->client_capabilities;
     if (!json_is_object(json_object_get(caps, capability))) {
@@ -261,13 +264,16 @@ static int ctx_list_roots(lua_State *L)
 }
 
 static const luaL_Reg ctx_methods[] = {
-    {"supports", ctx_supports},           {"log", ctx_log},
-    {"progress", ctx_progress},           {"input_response", ctx_input_response},
+    {"supports", ctx_supports},
+    {"log", ctx_log},
+    {"progress", ctx_progress},
+    {"input_response", ctx_input_response},
     {"request_state", ctx_request_state},
     {"sleep", ctx_sleep},
     {"elicit", ctx_elicit},
     {"sample", ctx_sample},
-    {"list_roots", ctx_list_roots}, {NULL, NULL},
+    {"list_roots", ctx_list_roots},
+    {NULL, NULL},
 };
 
 static int ctx_index(lua_State *L)
@@ -735,7 +741,7 @@ typedef struct job {
     const json_t *args;
     const sn_frame *frame;
     sn_call_outcome *out;
-    int ref;                   /* sn_call_new_assigns' result */
+    int ref;                    /* sn_call_new_assigns' result */
     const json_t *resume_value; /* a resume: what the wait returns */
     const char *resume_error;   /* or nil and this */
 } job;
@@ -835,8 +841,8 @@ static int protected_tool(lua_State *L)
         } else {
             json_t *result = tool_result(L, base, why, sizeof why);
             if (result == NULL && why[0]) {
-                sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s",
-                       tool->name, tool->file, why);
+                sn_log(SN_LOG_ERROR, "tool \"%s\" (%s) returned an unusable result: %s", tool->name,
+                       tool->file, why);
                 char text[300];
                 snprintf(text, sizeof text,
                          "Tool \"%s\" returned a value that is not a valid result", tool->name);
@@ -880,8 +886,7 @@ static sn_err run_tool(sn_runtime *rt, job *j)
                  j->component->name);
         out->result = error_result(text);
     }
-    return out->result || out->rpc_code || out->input_required || out->pending ? SN_OK
-                                                                                : SN_ENOMEM;
+    return out->result || out->rpc_code || out->input_required || out->pending ? SN_OK : SN_ENOMEM;
 }
 
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
@@ -1388,7 +1393,8 @@ static json_t *completion_result(lua_State *L, int v, char *why, size_t whylen)
 static int protected_complete(lua_State *L)
 {
     read_job *j = lua_touserdata(L, 1);
-    if (!call_rpc_handler(L, j, j->c->complete_ref, 1, "completion of", "complete raised (see above)"))
+    if (!call_rpc_handler(L, j, j->c->complete_ref, 1, "completion of",
+                          "complete raised (see above)"))
         return 0;
     char why[300] = "";
     j->out->result = completion_result(L, 4, why, sizeof why);

@@ -18,7 +18,7 @@
 #define SN_RESULT_MT        "snodo.Result"
 #define SN_BLOB_MT          "snodo.Blob"
 #define SN_MESSAGE_MT       "snodo.Message"
-#define SN_INPUT_MT "snodo.InputRequired"
+#define SN_INPUT_MT         "snodo.InputRequired"
 #define SN_COMPLETION_MT    "snodo.Completion"
 #define SN_PROMPT_RESULT_MT "snodo.PromptResult"
 

@@ -456,10 +456,10 @@ static uint64_t component_hash(size_t kind, const sn_component *x)
     uint64_t h = (1469598103934665603ULL ^ kind) * 1099511628211ULL;
     h = bytes_hash(x->name, h);
     h = bytes_hash(x->uri ? x->uri : x->uri_template ? x->uri_template : "", h);
-    const json_t *parts[] = {x->title,       x->description,   x->icons,
-                             x->meta,        x->annotations,   x->input_schema,
-                             x->output_schema, x->mime_type,   x->size,
-                             x->arguments,   x->completion_arguments};
+    const json_t *parts[] = {x->title,         x->description,         x->icons,
+                             x->meta,          x->annotations,         x->input_schema,
+                             x->output_schema, x->mime_type,           x->size,
+                             x->arguments,     x->completion_arguments};
     for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++)
         h = json_hash(parts[j] ? json_incref((json_t *)parts[j]) : NULL, h);
     return h;
@@ -469,9 +469,8 @@ static uint64_t component_hash(size_t kind, const sn_component *x)
 static json_t *server_json(const sn_server *s)
 {
     return json_pack("{sssss*s*s*s*sisi}", "name", s->name, "version", s->version, "title",
-                     s->title, "instructions", s->instructions, "website", s->website_url,
-                     "icons", s->icons, "protocols", (int)s->protocols, "page",
-                     (int)s->page_size);
+                     s->title, "instructions", s->instructions, "website", s->website_url, "icons",
+                     s->icons, "protocols", (int)s->protocols, "page", (int)s->page_size);
 }
 
 /* Sorts the lists, indexes resources by URI and templates by shape, and
@@ -545,9 +544,8 @@ typedef struct load_job {
  * required afresh; a failed reload puts them back. [-0, +0, m] */
 static void forget_modules(lua_State *L, sn_runtime *rt)
 {
-    static const char *const keep[] = {"_G",   "package", "coroutine", "table", "io",
-                                       "os",   "string",  "math",      "utf8",  "debug",
-                                       "snodo", NULL};
+    static const char *const keep[] = {"_G",     "package", "coroutine", "table", "io",    "os",
+                                       "string", "math",    "utf8",      "debug", "snodo", NULL};
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
     lua_newtable(L); /* the stash */
     lua_pushnil(L);
@@ -821,8 +819,8 @@ sn_err sn_runtime_rebuild(sn_runtime *rt, sn_diag *diag)
 /* ---- reload ---- */
 
 /* "added tool a, removed prompt b, changed tool c" between two lists. */
-static bool diff_list(const sn_component_list *old, const sn_component_list *new,
-                      const char *kind, char *out, size_t size, size_t *len)
+static bool diff_list(const sn_component_list *old, const sn_component_list *new, const char *kind,
+                      char *out, size_t size, size_t *len)
 {
     bool changed = false;
     size_t i = 0, j = 0;
@@ -844,8 +842,8 @@ static bool diff_list(const sn_component_list *old, const sn_component_list *new
             continue;
         changed = true;
         if (*len < size)
-            *len += (size_t)snprintf(out + *len, size - *len, "%s%s %s %s", *len ? ", " : "",
-                                     what, kind, name);
+            *len += (size_t)snprintf(out + *len, size - *len, "%s%s %s %s", *len ? ", " : "", what,
+                                     kind, name);
     }
     return changed;
 }
@@ -869,8 +867,7 @@ sn_err sn_runtime_reload(sn_runtime *rt, sn_reload_report *report, sn_diag *diag
     report->resources_changed = direct || templated;
     report->server_changed = old->server_hash != new->server_hash;
     if (report->server_changed && len < size)
-        len += (size_t)snprintf(out + len, size - len, "%sserver options changed",
-                                len ? ", " : "");
+        len += (size_t)snprintf(out + len, size - len, "%sserver options changed", len ? ", " : "");
     if (len == 0)
         snprintf(out, size, "no visible change");
     snapshot *prev = rt->vm->current;

@@ -35,12 +35,12 @@ struct sn_engine {
     sn_session *sessions;     /* every live session, for notifications */
     sn_session_send_cb *send; /* delivers to a session outside a request */
     void *send_ud;
-    sn_state_key *state_key; /* signs requestState (2026-07-28 input round trips) */
-    sn_clock_fn *now_ms;     /* wall clock for state expiries; tests may fix it */
-    struct sn__pending *pending; /* requests whose handlers wait (pending.c) */
+    sn_state_key *state_key;        /* signs requestState (2026-07-28 input round trips) */
+    sn_clock_fn *now_ms;            /* wall clock for state expiries; tests may fix it */
+    struct sn__pending *pending;    /* requests whose handlers wait (pending.c) */
     struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
-    unsigned long long asks;     /* numbers our server-to-client request ids */
-    bool vm_exhausted; /* rebuild the VM once no request waits in it */
+    unsigned long long asks;        /* numbers our server-to-client request ids */
+    bool vm_exhausted;              /* rebuild the VM once no request waits in it */
 };
 
 struct sn_session {
@@ -653,8 +653,9 @@ static void rebuild_if_exhausted(sn_engine *e)
     for (sn_session *s = e->sessions; s; s = s->next)
         if (s->assigns_ref >= 0)
             s->assigns_ref = sn_call_new_assigns(e->rt);
-    sn_log(SN_LOG_WARN, "the Lua VM held most of limits.memory_mb after a call ran out of it: "
-                        "rebuilt it from %s (module state and session assigns start afresh)",
+    sn_log(SN_LOG_WARN,
+           "the Lua VM held most of limits.memory_mb after a call ran out of it: "
+           "rebuilt it from %s (module state and session assigns start afresh)",
            sn_runtime_dir(e->rt));
 }
 
@@ -663,8 +664,13 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
 {
     rebuild_if_exhausted(e);
     /* the message is served by one snapshot, whatever reloads meanwhile */
-    sn__request r = {.engine = e, .cat = sn_runtime_acquire(e->rt), .session = session,
-                     .in = in, .out = out, .emit = emit, .ud = ud};
+    sn__request r = {.engine = e,
+                     .cat = sn_runtime_acquire(e->rt),
+                     .session = session,
+                     .in = in,
+                     .out = out,
+                     .emit = emit,
+                     .ud = ud};
     if (out) {
         memset(out, 0, sizeof *out);
         out->http_status = 200;

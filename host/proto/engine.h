@@ -88,9 +88,9 @@ typedef enum sn_http_route {
 
 typedef struct sn_http_decision {
     sn_http_route route;
-    int status;  /* SN_ROUTE_REFUSE: 400 */
-    char *body;  /* SN_ROUTE_REFUSE: a JSON-RPC error (owned) */
-    json_t *id;  /* the message's id when readable (owned), or NULL */
+    int status; /* SN_ROUTE_REFUSE: 400 */
+    char *body; /* SN_ROUTE_REFUSE: a JSON-RPC error (owned) */
+    json_t *id; /* the message's id when readable (owned), or NULL */
 } sn_http_decision;
 
 /* Routes one POST body (borrows `body`). `version_header` is the

@@ -10,7 +10,6 @@
  * empty, so an SSE client sees progress before the result. */
 #define _DEFAULT_SOURCE /* SO_REUSEPORT */
 #include "transport/http.h"
-#include "transport/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +27,7 @@
 
 #include "core/alloc.h"
 #include "core/log.h"
+#include "transport/watch.h"
 
 #define DEFAULT_MAX_BODY     (4u << 20)
 #define DEFAULT_MAX_HEAD     (16u << 10)
@@ -141,7 +141,7 @@ struct sn_http_server {
     uv_async_t handoff_async; /* connections arrived in `handoffs` */
     uv_mutex_t handoff_lock;  /* guards handoffs and takes_handoffs */
     handoff *handoffs;
-    bool takes_handoffs; /* false once the async handles close */
+    bool takes_handoffs;    /* false once the async handles close */
     sn_http_server **peers; /* every worker's server, this one included (borrowed), or NULL */
     int npeers;
     uv_timer_t keepalive, deadline;
@@ -194,10 +194,10 @@ struct conn {
     size_t nheaders, cap_headers;
     size_t head_bytes;
     buf body;
-    session_entry *stream_of; /* PH_STREAM: the session this stream serves */
+    session_entry *stream_of;   /* PH_STREAM: the session this stream serves */
     sn_http_server *handoff_to; /* the request belongs to this worker's session */
     buf handoff_rest;           /* bytes read after that request */
-    struct reply *waiting;    /* PH_WAITING: the engine still answers on it (owned) */
+    struct reply *waiting;      /* PH_WAITING: the engine still answers on it (owned) */
 };
 
 static void conn_close(conn *c);
@@ -216,7 +216,7 @@ static void hand_over(conn *c);
 static void on_written(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
-    (void)status; /* a failed write shows up as a read error or EOF */
+    (void)status;                  /* a failed write shows up as a read error or EOF */
     conn *c = (conn *)req->handle; /* tcp is the conn's first member */
     sn_free(w->data);
     sn_free(w);
@@ -1750,15 +1750,30 @@ static int resolve(const char *host, int port, struct sockaddr_storage *addr, bo
 }
 
 /* Workers each bind the address with SO_REUSEPORT (libuv 1.44 has no flag
- * for it) and hand the socket to libuv. */
-static int bind_shared(uv_tcp_t *listener, const struct sockaddr_storage *addr)
+ * for it) and hand the socket to libuv. The first one first binds without
+ * it: another process's SO_REUSEPORT socket on the port would otherwise
+ * share our traffic instead of failing the start with EADDRINUSE. */
+static int bind_shared(uv_tcp_t *listener, const struct sockaddr_storage *addr, bool first)
 {
+    socklen_t len =
+        addr->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+    int on = 1;
+    bool any_port = ((const struct sockaddr_in *)addr)->sin_port == 0; /* same offset in v6 */
+    if (first && !any_port) {
+        int probe = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (probe < 0)
+            return -errno;
+        int rc = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) < 0 ||
+                         bind(probe, (const struct sockaddr *)addr, len) < 0
+                     ? -errno
+                     : 0;
+        close(probe);
+        if (rc < 0)
+            return rc;
+    }
     int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
-    int on = 1;
-    socklen_t len = addr->ss_family == AF_INET ? sizeof(struct sockaddr_in)
-                                               : sizeof(struct sockaddr_in6);
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) < 0 ||
         bind(fd, (const struct sockaddr *)addr, len) < 0) {
@@ -1827,7 +1842,7 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
     }
     uv_tcp_init(&s->loop, &s->listener);
     s->listener.data = s;
-    rc = cfg->workers > 1 ? bind_shared(&s->listener, &addr)
+    rc = cfg->workers > 1 ? bind_shared(&s->listener, &addr, cfg->worker == 0)
                           : uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);

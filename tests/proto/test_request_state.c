@@ -287,8 +287,7 @@ Test(request_state, refuses_a_token_from_another_secret, .init = mem_begin, .fin
 
 /* Workers sign with copies of one key: a state sealed on one opens on
  * another. */
-Test(request_state, a_copied_key_opens_what_the_original_sealed, .init = mem_begin,
-     .fini = mem_end)
+Test(request_state, a_copied_key_opens_what_the_original_sealed, .init = mem_begin, .fini = mem_end)
 {
     sn_state_key *k = key(SECRET);
     sn_state_key *copy = sn_state_key_dup(k);

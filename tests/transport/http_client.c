@@ -53,8 +53,8 @@ void server_start_with(server_proc *s, const char *dir, const char *workers)
         dup2(null, STDIN_FILENO);
         dup2(null, STDOUT_FILENO);
         if (workers)
-            execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", "--workers",
-                  workers, (char *)NULL);
+            execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", "--workers", workers,
+                  (char *)NULL);
         else
             execl(binpath, binpath, "serve", dirpath, "--http", "127.0.0.1:0", (char *)NULL);
         _exit(127);

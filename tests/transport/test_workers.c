@@ -113,8 +113,7 @@ Test(workers, sessions_are_served_whichever_worker_accepts, .init = start4, .fin
 
 /* Three requests in one write on one connection: the first may be handed
  * over, and what followed it in the same read goes along. */
-Test(workers, pipelined_requests_follow_their_connection_to_the_owner, .init = start4,
-     .fini = stop)
+Test(workers, pipelined_requests_follow_their_connection_to_the_owner, .init = start4, .fini = stop)
 {
     char sid[128], h[256];
     open_session(sid, sizeof sid);
@@ -316,4 +315,23 @@ Test(workers, the_count_must_be_1_to_64)
                  "snodo: serve: --workers wants a number from 1 to 64, got \"%s\"\n", bad[i]);
         cr_expect_str_eq(err, want);
     }
+}
+
+/* Another process on the port: the start fails, traffic is not shared. */
+Test(workers, a_busy_port_fails_the_start, .init = start4, .fini = stop)
+{
+    const char *bin = getenv("SNODO_BIN");
+    char cmd[2048], out[512];
+    snprintf(cmd, sizeof cmd, "'%s' serve '%s/%s' --http 127.0.0.1:%d --workers 2 2>&1",
+             bin && *bin ? bin : SN_BINARY_DIR "/snodo", SN_SOURCE_DIR, FIXTURE, srv.port);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "exit status %d", st);
+    char want[128];
+    snprintf(want, sizeof want,
+             "snodo: serve: cannot listen on 127.0.0.1:%d: address already in use\n", srv.port);
+    cr_expect(strstr(out, want), "want %s in %s", want, out);
 }
