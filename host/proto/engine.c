@@ -676,7 +676,8 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         out->http_status = 200;
     }
     json_error_t jerr;
-    json_t *doc = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc =
+        in && in->doc ? json_incref(in->doc) : json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
     if (doc == NULL) {
         char text[300];
         snprintf(text, sizeof text, "Parse error: %s", jerr.text);

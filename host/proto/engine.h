@@ -33,6 +33,9 @@ typedef struct sn_request_facts {
      * sn_engine_next_wake says. Without it, waits are refused or blocking. */
     bool can_wait;
     void (*done)(void *ud); /* may be NULL (stdio: the stream outlives every request) */
+    /* The message already parsed (JSON_REJECT_DUPLICATES, as the engine
+     * would), or NULL: the transport routed on it, so it is not parsed twice. */
+    json_t *doc;
 } sn_request_facts;
 
 /* What the transport should do with the reply. */
@@ -88,9 +91,10 @@ typedef enum sn_http_route {
 
 typedef struct sn_http_decision {
     sn_http_route route;
-    int status; /* SN_ROUTE_REFUSE: 400 */
-    char *body; /* SN_ROUTE_REFUSE: a JSON-RPC error (owned) */
-    json_t *id; /* the message's id when readable (owned), or NULL */
+    int status;  /* SN_ROUTE_REFUSE: 400 */
+    char *body;  /* SN_ROUTE_REFUSE: a JSON-RPC error (owned) */
+    json_t *id;  /* the message's id when readable (owned), or NULL */
+    json_t *doc; /* the parsed body (owned; for sn_request_facts.doc), or NULL */
 } sn_http_decision;
 
 /* Routes one POST body (borrows `body`). `version_header` is the

@@ -369,6 +369,7 @@ void sn_http_decision_clear(sn_http_decision *d)
 {
     sn_free(d->body);
     json_decref(d->id);
+    json_decref(d->doc);
     memset(d, 0, sizeof *d);
 }
 
@@ -413,18 +414,16 @@ sn_err sn_engine_route_post(sn_engine *e, const char *body, size_t len, const ch
         method == NULL && id && (json_object_get(doc, "result") || json_object_get(doc, "error"));
     /* Step 3: unreadable bodies and non-messages are the engine's to answer
      * (-32700, -32600). */
+    d->doc = doc;
     if (!json_is_object(doc) || !json_is_string(jsonrpc) ||
-        strcmp(json_string_value(jsonrpc), "2.0") != 0 || (!json_is_string(method) && !response)) {
-        json_decref(doc);
+        strcmp(json_string_value(jsonrpc), "2.0") != 0 || (!json_is_string(method) && !response))
         return SN_OK;
-    }
     if (json_is_string(id) || json_is_integer(id))
         d->id = json_incref(id);
     json_t *meta = json_object_get(json_object_get(doc, "params"), "_meta");
     bool modern_meta = json_is_object(meta) && json_object_get(meta, META_VERSION);
     bool initialize =
         json_is_string(method) && strcmp(json_string_value(method), "initialize") == 0;
-    json_decref(doc);
 
     sn_err err = SN_OK;
     if (modern_meta) {

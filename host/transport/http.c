@@ -736,8 +736,8 @@ static void reply_done(void *ud)
     timer_set(c, c->srv->idle_ms);
 }
 
-static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, session_entry *minting,
-                         char *mint_extra)
+static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, json_t *doc,
+                         session_entry *minting, char *mint_extra)
 {
     sn_http_server *s = c->srv;
     reply *r = sn_calloc(1, sizeof *r);
@@ -748,7 +748,7 @@ static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, sessi
     *r = (reply){.c = c, .sse_ok = accepts(c, "text/event-stream"), .extra = mint_extra};
     /* a handler may wait (ctx:sleep, ctx:elicit ...) when its answer can be
      * streamed: the response then stays open until the engine is done */
-    sn_request_facts in = {.headers = hdrs, .can_wait = r->sse_ok, .done = reply_done};
+    sn_request_facts in = {.headers = hdrs, .can_wait = r->sse_ok, .done = reply_done, .doc = doc};
     sn_reply_facts out;
     sn_err err = sn_engine_handle(s->engine, session, c->body.data ? c->body.data : "", c->body.len,
                                   &in, &out, emit, r);
@@ -828,7 +828,7 @@ static void handle_post(conn *c)
         goto done;
     }
     if (d.route == SN_ROUTE_ENGINE) {
-        serve_engine(c, NULL, hdrs, NULL, NULL);
+        serve_engine(c, NULL, hdrs, d.doc, NULL, NULL);
     } else if (d.route == SN_ROUTE_INITIALIZE) {
         session_entry *e = sn_calloc(1, sizeof *e);
         if (e == NULL || !mint_id(s, e->id) ||
@@ -839,7 +839,7 @@ static void handle_post(conn *c)
         }
         char extra[128];
         snprintf(extra, sizeof extra, "Mcp-Session-Id: %s\r\n", e->id);
-        serve_engine(c, e->session, hdrs, e, extra);
+        serve_engine(c, e->session, hdrs, d.doc, e, extra);
     } else if (nsid != 1) {
         respond_error(c, 400, d.id, -32600,
                       nsid ? "Bad Request: Mcp-Session-Id is repeated"
@@ -858,7 +858,7 @@ static void handle_post(conn *c)
         if (d.route == SN_ROUTE_REFUSE)
             respond(c, d.status, "application/json", NULL, d.body, strlen(d.body));
         else
-            serve_engine(c, e->session, hdrs, NULL, NULL);
+            serve_engine(c, e->session, hdrs, d.doc, NULL, NULL);
     }
 done:
     json_decref(hdrs);
