@@ -18,6 +18,7 @@
 
 #include "core/alloc.h"
 #include "core/clock.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "lua/call.h"
 #include "proto/headers.h"
@@ -213,13 +214,14 @@ static void emit_json(sn__request *r, json_t *msg)
         r->failed = true;
         return;
     }
-    char *text = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = 0;
+    char *text = sn_json_dump(msg, &len);
     json_decref(msg);
     if (text == NULL) {
         r->failed = true;
         return;
     }
-    size_t len = strlen(text), limit = r->cat->server.max_message_bytes;
+    size_t limit = r->cat->server.max_message_bytes;
     if (len > limit && r->id && !r->replaced) {
         /* a message the peer would refuse as over-long: say so instead */
         sn_free(text);
@@ -232,7 +234,7 @@ static void emit_json(sn__request *r, json_t *msg)
         return;
     }
     r->emit(r->ud, text, len);
-    sn_free(text); /* json_dumps allocates with the Jansson (= sn_) allocator */
+    sn_free(text);
 }
 
 void sn__reply_error(sn__request *r, int code, const char *message, json_t *data)
@@ -676,8 +678,7 @@ sn_err sn_engine_handle(sn_engine *e, sn_session *session, const char *msg, size
         out->http_status = 200;
     }
     json_error_t jerr;
-    json_t *doc =
-        in && in->doc ? json_incref(in->doc) : json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc = in && in->doc ? json_incref(in->doc) : sn_json_load(msg, len, &jerr);
     if (doc == NULL) {
         char text[300];
         snprintf(text, sizeof text, "Parse error: %s", jerr.text);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/json.h"
 #include "proto/engine.h"
 
 #define META_VERSION  "io.modelcontextprotocol/protocolVersion"
@@ -406,7 +407,7 @@ sn_err sn_engine_route_post(sn_engine *e, const char *body, size_t len, const ch
 {
     memset(d, 0, sizeof *d);
     d->route = SN_ROUTE_ENGINE;
-    json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+    json_t *doc = sn_json_load(body, len, NULL);
     json_t *jsonrpc = json_object_get(doc, "jsonrpc");
     json_t *method = json_object_get(doc, "method");
     json_t *id = json_object_get(doc, "id");

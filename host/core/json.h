@@ -1,0 +1,27 @@
+/* JSON text <-> Jansson values on the hot path, faster than Jansson's own
+ * reader and writer and indistinguishable from them: every message goes
+ * through here twice (request in, response out), and Jansson's reader reads
+ * a byte at a time through a callback.
+ *
+ * sn_json_load gives exactly what json_loadb(JSON_REJECT_DUPLICATES) gives.
+ * It parses the common shapes itself and hands anything unusual to Jansson
+ * (an error, \u0000, a number that needs Jansson's overflow rules, nesting
+ * past 256), so errors keep Jansson's wording. sn_json_dump writes exactly
+ * what json_dumps(JSON_COMPACT | JSON_ENCODE_ANY) writes. tests/json and the
+ * fuzz_json target compare both with Jansson. */
+#ifndef SN_CORE_JSON_H
+#define SN_CORE_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Parses `len` bytes (a top-level object or array). NULL on error, with
+ * `err` (may be NULL) filled by Jansson. Returns a new reference. */
+json_t *sn_json_load(const char *text, size_t len, json_error_t *err);
+
+/* Compact JSON of `v` (any value), NUL-terminated, length in *len (may be
+ * NULL); release with sn_free. NULL when json_dumps would give NULL (out
+ * of memory, a string that is not UTF-8). */
+char *sn_json_dump(const json_t *v, size_t *len);
+
+#endif
