@@ -399,11 +399,7 @@ json_t *sn_json_load(const char *text, size_t len, json_error_t *err)
 
 /* ==== writing ============================================================ */
 
-typedef struct writer {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} writer;
+typedef sn_json_out writer;
 
 static void put(writer *w, const char *s, size_t n)
 {
@@ -547,23 +543,51 @@ static void put_value(writer *w, const json_t *v, int depth)
     }
 }
 
+void sn_json_out_raw(sn_json_out *o, const char *text, size_t len)
+{
+    put(o, text, len);
+}
+
+void sn_json_out_value(sn_json_out *o, const json_t *v)
+{
+    if (o->failed)
+        return;
+    size_t mark = o->len;
+    put_value(o, v, 0);
+    if (!o->failed)
+        return;
+    /* out of memory, past MAX_DEPTH, or not UTF-8: Jansson decides */
+    o->len = mark;
+    o->failed = false;
+    char *text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if (text == NULL)
+        o->failed = true;
+    else
+        put(o, text, strlen(text));
+    sn_free(text);
+}
+
+char *sn_json_out_finish(sn_json_out *o, size_t *len)
+{
+    put(o, "", 0); /* room for the NUL */
+    if (o->failed || o->data == NULL) {
+        sn_free(o->data);
+        memset(o, 0, sizeof *o);
+        return NULL;
+    }
+    char *text = o->data;
+    text[o->len] = '\0';
+    if (len)
+        *len = o->len;
+    memset(o, 0, sizeof *o);
+    return text;
+}
+
 char *sn_json_dump(const json_t *v, size_t *len)
 {
     if (v == NULL)
         return NULL;
-    writer w = {0};
-    put_value(&w, v, 0);
-    put(&w, "", 0);
-    if (w.failed || w.data == NULL) {
-        /* out of memory, past MAX_DEPTH, or not UTF-8: Jansson decides */
-        sn_free(w.data);
-        char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-        if (text && len)
-            *len = strlen(text);
-        return text;
-    }
-    w.data[w.len] = '\0';
-    if (len)
-        *len = w.len;
-    return w.data;
+    sn_json_out o = {0};
+    sn_json_out_value(&o, v);
+    return sn_json_out_finish(&o, len);
 }

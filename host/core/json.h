@@ -24,4 +24,18 @@ json_t *sn_json_load(const char *text, size_t len, json_error_t *err);
  * of memory, a string that is not UTF-8). */
 char *sn_json_dump(const json_t *v, size_t *len);
 
+/* Building text around values, e.g. a JSON-RPC envelope around a result
+ * without making the envelope object. Start zeroed; a failure (out of
+ * memory, a value json_dumps refuses) sticks and makes finish NULL. */
+typedef struct sn_json_out {
+    char *data;
+    size_t len, cap;
+    int failed;
+} sn_json_out;
+
+void sn_json_out_raw(sn_json_out *o, const char *text, size_t len);
+void sn_json_out_value(sn_json_out *o, const json_t *v); /* as sn_json_dump writes it */
+/* The text (owned, NUL-terminated; sn_free) and its length, or NULL. */
+char *sn_json_out_finish(sn_json_out *o, size_t *len);
+
 #endif

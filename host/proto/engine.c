@@ -42,6 +42,8 @@ struct sn_engine {
     struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
     unsigned long long asks;        /* numbers our server-to-client request ids */
     bool vm_exhausted;              /* rebuild the VM once no request waits in it */
+    json_t *info;                   /* stateless_server_info's, for the server of info_hash */
+    unsigned long long info_hash;
 };
 
 struct sn_session {
@@ -142,6 +144,7 @@ void sn_engine_free(sn_engine *e)
         sn__pending_free_all(e);
         sn__listeners_free_all(e);
         sn_state_key_free(e->state_key);
+        json_decref(e->info);
     }
     sn_free(e);
 }
@@ -208,15 +211,10 @@ const char *sn_session_protocol(const sn_session *s)
 
 static json_t *server_info(const sn__request *r);
 
-static void emit_json(sn__request *r, json_t *msg)
+/* Sends one message's text (takes it; NULL = failed), or the -32603 error
+ * that says it is over max_message_bytes. */
+static void emit_text(sn__request *r, char *text, size_t len)
 {
-    if (msg == NULL) {
-        r->failed = true;
-        return;
-    }
-    size_t len = 0;
-    char *text = sn_json_dump(msg, &len);
-    json_decref(msg);
     if (text == NULL) {
         r->failed = true;
         return;
@@ -235,6 +233,30 @@ static void emit_json(sn__request *r, json_t *msg)
     }
     r->emit(r->ud, text, len);
     sn_free(text);
+}
+
+static void emit_json(sn__request *r, json_t *msg)
+{
+    size_t len = 0;
+    char *text = sn_json_dump(msg, &len); /* NULL for NULL */
+    json_decref(msg);
+    emit_text(r, text, len);
+}
+
+/* A server's serverInfo for the 2026-07-28 _meta of every result, built
+ * once per server identity (server_hash covers its fields). */
+static json_t *stateless_server_info(sn__request *r)
+{
+    sn_engine *e = r->engine;
+    if (e->info == NULL || e->info_hash != r->cat->server_hash) {
+        json_t *info = server_info(r);
+        if (info == NULL)
+            return NULL;
+        json_decref(e->info);
+        e->info = info;
+        e->info_hash = r->cat->server_hash;
+    }
+    return json_incref(e->info);
 }
 
 void sn__reply_error(sn__request *r, int code, const char *message, json_t *data)
@@ -270,13 +292,26 @@ void sn__reply_result(sn__request *r, json_t *result)
             meta = json_object();
             json_object_set_new(result, "_meta", meta);
         }
-        json_object_set_new(meta, META_SERVER, server_info(r));
+        json_object_set_new(meta, META_SERVER, stateless_server_info(r));
     }
-    if (r->is_notification) {
+    if (r->is_notification || r->id == NULL) {
         json_decref(result);
+        if (!r->is_notification)
+            r->failed = true; /* as json_pack would have with no id */
         return;
     }
-    emit_json(r, json_pack("{sssOso}", "jsonrpc", "2.0", "id", r->id, "result", result));
+    /* the envelope as text: json_pack("{sssOso}") and json_dumps give these bytes */
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    sn_json_out o = {0};
+    sn_json_out_raw(&o, head, sizeof head - 1);
+    sn_json_out_value(&o, r->id);
+    sn_json_out_raw(&o, ",\"result\":", 10);
+    sn_json_out_value(&o, result);
+    sn_json_out_raw(&o, "}", 1);
+    json_decref(result);
+    size_t len = 0;
+    char *text = sn_json_out_finish(&o, &len);
+    emit_text(r, text, len);
 }
 
 int sn__http_status_for(int code)

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,19 @@ static void buf_add(buf *b, const char *s, size_t n)
     memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
+}
+
+static void buf_reserve(buf *b, size_t n)
+{
+    if (!b->failed && b->cap < n) {
+        char *p = sn_realloc(b->data, n);
+        if (p == NULL) {
+            b->failed = true;
+            return;
+        }
+        b->data = p;
+        b->cap = n;
+    }
 }
 
 static void buf_str(buf *b, const char *s)
@@ -177,7 +191,8 @@ struct conn {
     conn *prev, *next;
     llhttp_t parser;
     enum phase phase;
-    int handles; /* 2 while tcp and timer are open */
+    uint64_t due, armed; /* the timeout's deadline, and the timer's (loop ms) */
+    int handles;         /* 2 while tcp and timer are open */
     bool closing;
     bool shut;       /* shutdown requested */
     bool peer_eof;   /* the peer half-closed: nothing more to read */
@@ -308,11 +323,29 @@ static void respond(conn *c, int status, const char *type, const char *extra, co
                     size_t len)
 {
     buf b = {0};
-    buf_fmt(&b, "HTTP/1.1 %d %s\r\n", status, reason(status));
-    if (type)
-        buf_fmt(&b, "Content-Type: %s\r\n", type);
-    if (status != 204)
-        buf_fmt(&b, "Content-Length: %zu\r\n", len);
+    buf_reserve(&b, len + 256);                      /* the head and the body in one allocation */
+    char num[24], *end = num + sizeof num, *p = end; /* no printf: every answer comes here */
+    size_t n = len;
+    do
+        *--p = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    char code[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
+                    (char)('0' + status % 10)};
+    buf_add(&b, "HTTP/1.1 ", 9);
+    buf_add(&b, code, 3);
+    buf_add(&b, " ", 1);
+    buf_str(&b, reason(status));
+    buf_add(&b, "\r\n", 2);
+    if (type) {
+        buf_add(&b, "Content-Type: ", 14);
+        buf_str(&b, type);
+        buf_add(&b, "\r\n", 2);
+    }
+    if (status != 204) {
+        buf_add(&b, "Content-Length: ", 16);
+        buf_add(&b, p, (size_t)(end - p));
+        buf_add(&b, "\r\n", 2);
+    }
     if (extra)
         buf_str(&b, extra);
     buf_str(&b, keep_open(c) ? (http10(c) ? "Connection: keep-alive\r\n" : "")
@@ -1271,6 +1304,12 @@ static void conn_finish(conn *c)
 static void on_timer(uv_timer_t *t)
 {
     conn *c = t->data;
+    uint64_t now = uv_now(t->loop);
+    if (now < c->due) { /* moved later since it was armed */
+        c->armed = c->due;
+        uv_timer_start(&c->timer, on_timer, c->due - now, 0);
+        return;
+    }
     switch (c->phase) {
     case PH_HEAD:
     case PH_BODY:
@@ -1285,10 +1324,17 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+/* Every request moves the deadline two or three times: the timer is only
+ * re-armed when the deadline comes sooner; on_timer pushes it on. */
 static void timer_set(conn *c, int ms)
 {
-    if (!c->closing)
-        uv_timer_start(&c->timer, on_timer, (uint64_t)ms, 0);
+    if (c->closing)
+        return;
+    c->due = uv_now(&c->srv->loop) + (uint64_t)ms;
+    if (uv_is_active((uv_handle_t *)&c->timer) && c->armed <= c->due)
+        return;
+    c->armed = c->due;
+    uv_timer_start(&c->timer, on_timer, (uint64_t)ms, 0);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
