@@ -749,26 +749,23 @@ typedef struct job {
 /* Runs, or resumes, the tool's coroutine. A handler that waits (ctx:sleep,
  * ctx:elicit, ...) yields a descriptor; the call is then pending, with the
  * thread and its ctx anchored in the registry until the engine resumes or
- * abandons it. */
+ * abandons it (a call that finishes in one run never touches the registry). */
 static int protected_tool(lua_State *L)
 {
     job *j = lua_touserdata(L, 1);
     const sn_component *tool = j->component;
     sn_call_outcome *out = j->out;
     lua_State *co;
-    int nargs;
-    if (out->co_ref == 0) { /* the first run */
+    int nargs, anchors = 0;
+    if (out->co_ref == 0) { /* the first run: the thread and ctx stay on this stack */
         co = lua_newthread(L);
-        out->co_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* takes the thread */
         ctx_box *ctx = push_ctx(L, j->frame, tool->name);
+        anchors = lua_gettop(L); /* the ctx; the thread just below */
         ctx->thread = co;
         out->ctx = ctx;
-        lua_pushvalue(L, -1);
-        out->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
-        lua_insert(L, -2);
         sn_lua_push_json(L, j->args);
-        lua_insert(L, -2); /* handler, args, ctx */
+        lua_pushvalue(L, anchors); /* handler, args, ctx */
         lua_xmove(L, co, 3);
         nargs = 2;
     } else { /* a resume: the wait's answer */
@@ -809,6 +806,11 @@ static int protected_tool(lua_State *L)
         } else { /* the handler yielded by itself: resume it at once */
             out->wait_ms = 0;
             out->wait_method[0] = '\0';
+        }
+        if (anchors) { /* the call outlives this run: anchor its thread and ctx */
+            lua_settop(L, anchors);
+            out->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            out->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         }
         lua_pop(co, nres);
         return 0;
@@ -854,9 +856,11 @@ static int protected_tool(lua_State *L)
         }
     }
     lua_settop(L, base);
-    luaL_unref(L, LUA_REGISTRYINDEX, out->co_ref);
-    luaL_unref(L, LUA_REGISTRYINDEX, out->ctx_ref);
-    out->co_ref = out->ctx_ref = 0;
+    if (out->co_ref) { /* it had waited */
+        luaL_unref(L, LUA_REGISTRYINDEX, out->co_ref);
+        luaL_unref(L, LUA_REGISTRYINDEX, out->ctx_ref);
+        out->co_ref = out->ctx_ref = 0;
+    }
     if (rc != LUA_OK) /* a failed call may leave a deep stack or much garbage: give it back */
         lua_gc(L, LUA_GCCOLLECT);
     return 0;
