@@ -42,7 +42,9 @@ struct sn_engine {
     struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
     unsigned long long asks;        /* numbers our server-to-client request ids */
     bool vm_exhausted;              /* rebuild the VM once no request waits in it */
-    json_t *info;                   /* stateless_server_info's, for the server of info_hash */
+    sn_relay_cb *relay;             /* other workers' sessions hear snodo.notify.* too */
+    void *relay_ud;
+    json_t *info; /* stateless_server_info's, for the server of info_hash */
     unsigned long long info_hash;
 };
 
@@ -853,8 +855,32 @@ void sn_engine_flush(sn_engine *e)
         if (e->send)
             deliver(e, msg);
         sn__listeners_deliver(e, msg);
+        if (e->relay) {
+            size_t len = 0;
+            char *text = sn_json_dump(msg, &len);
+            if (text)
+                e->relay(e->relay_ud, text, len);
+            sn_free(text);
+        }
     }
     json_decref(box);
+}
+
+void sn_engine_set_relay(sn_engine *e, sn_relay_cb *relay, void *ud)
+{
+    e->relay = relay;
+    e->relay_ud = ud;
+}
+
+void sn_engine_deliver(sn_engine *e, const char *json, size_t len)
+{
+    json_t *msg = sn_json_load(json, len, NULL);
+    if (json_is_object(msg) && json_is_string(json_object_get(msg, "method"))) {
+        if (e->send)
+            deliver(e, msg);
+        sn__listeners_deliver(e, msg);
+    }
+    json_decref(msg);
 }
 
 /* ==== reload ================================================================ */

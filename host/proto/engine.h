@@ -156,6 +156,16 @@ void sn_engine_set_sender(sn_engine *e, sn_session_send_cb *send, void *ud);
 /* Sends what handlers queued with snodo.notify.* to the sessions that asked
  * for it. sn_engine_handle flushes at its end; call after other Lua runs. */
 void sn_engine_flush(sn_engine *e);
+
+/* With workers, sessions live in other engines too: each message a flush
+ * delivered here is also passed to `relay` (compact JSON), which hands it
+ * to the other workers' sn_engine_deliver. */
+typedef void sn_relay_cb(void *ud, const char *json, size_t len);
+void sn_engine_set_relay(sn_engine *e, sn_relay_cb *relay, void *ud);
+
+/* Delivers one relayed snodo.notify.* message to this engine's sessions and
+ * listen streams (not relayed again). */
+void sn_engine_deliver(sn_engine *e, const char *json, size_t len);
 const char *sn_session_id(const sn_session *s); /* NULL without one */
 
 #endif

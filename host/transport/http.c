@@ -137,12 +137,13 @@ struct session_entry {
     conn *stream; /* the standalone GET stream, or NULL */
 };
 
-/* A connection on its way to the worker that owns its session. */
+/* A connection on its way to the worker that owns its session, or (fd -1)
+ * a snodo.notify.* message for this worker's sessions. */
 typedef struct handoff {
     struct handoff *next;
     uv_os_sock_t fd; /* a duplicate: the giving worker closed its own */
     size_t len;
-    char bytes[]; /* the request, re-serialized, then whatever followed it */
+    char bytes[]; /* the request, re-serialized, then whatever followed it; or the message */
 } handoff;
 
 struct sn_http_server {
@@ -1559,11 +1560,41 @@ static void on_handoff(uv_async_t *a)
     handoff *list = s->handoffs;
     s->handoffs = NULL;
     uv_mutex_unlock(&s->handoff_lock);
+    /* pushed newest first: deliver in the order they were sent */
+    handoff *ordered = NULL;
     while (list) {
         handoff *h = list;
         list = h->next;
-        adopt(s, h);
+        h->next = ordered;
+        ordered = h;
+    }
+    while (ordered) {
+        handoff *h = ordered;
+        ordered = h->next;
+        if (h->fd < 0)
+            sn_engine_deliver(s->engine, h->bytes, h->len);
+        else
+            adopt(s, h);
         sn_free(h);
+    }
+    schedule_wake(s);
+}
+
+/* snodo.notify.* reaches the sessions of the other workers too. */
+static void relay(void *ud, const char *json, size_t len)
+{
+    sn_http_server *s = ud;
+    for (int i = 0; i < s->npeers; i++) {
+        if (s->peers[i] == s)
+            continue;
+        handoff *h = sn_malloc(sizeof *h + len);
+        if (h == NULL)
+            continue;
+        h->fd = -1;
+        h->len = len;
+        memcpy(h->bytes, json, len);
+        if (!handoff_push(s->peers[i], h))
+            sn_free(h);
     }
 }
 
@@ -1573,6 +1604,8 @@ void sn_http_link(sn_http_server **all, int n)
         all[i]->peers = all;
         all[i]->npeers = n;
         all[i]->conns_total = &all[0]->conns_group;
+        if (n > 1)
+            sn_engine_set_relay(all[i]->engine, relay, all[i]);
     }
 }
 
@@ -1616,7 +1649,8 @@ static void stop_server(sn_http_server *s)
     while (late) { /* arrived after the last connection closed */
         handoff *h = late;
         late = h->next;
-        close(h->fd);
+        if (h->fd >= 0)
+            close(h->fd);
         sn_free(h);
     }
     close_server_handle(s, (uv_handle_t *)&s->handoff_async);

@@ -7,6 +7,7 @@
  * counts max_connections over all workers, a reload on worker 0 reaches
  * every worker, and --workers refuses what is not a count. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,4 +335,68 @@ Test(workers, a_busy_port_fails_the_start, .init = start4, .fini = stop)
     snprintf(want, sizeof want,
              "snodo: serve: cannot listen on 127.0.0.1:%d: address already in use\n", srv.port);
     cr_expect(strstr(out, want), "want %s in %s", want, out);
+}
+
+/* ---- snodo.notify.* reaches sessions on every worker ---- */
+
+static void start_notify(void)
+{
+    server_start_with(&srv, "tests/wire/fixtures/notify", "4");
+}
+
+/* Reads the stream until `text` shows up (true) or 3 s pass. */
+static bool stream_shows(int fd, const char *text)
+{
+    char got[8192];
+    size_t n = 0;
+    got[0] = '\0';
+    conn_timeout(fd, 3000);
+    while (!strstr(got, text) && n < sizeof got - 1) {
+        ssize_t k = recv(fd, got + n, sizeof got - 1 - n, 0);
+        if (k <= 0)
+            return false;
+        n += (size_t)k;
+        got[n] = '\0';
+    }
+    return strstr(got, text) != NULL;
+}
+
+Test(workers, notifications_reach_sessions_on_every_worker, .init = start_notify, .fini = stop)
+{
+    enum { N = 6 };
+    char sids[N][128];
+    int streams[N];
+    char seen[4] = {0};
+    for (int i = 0; i < N; i++) {
+        open_session(sids[i], sizeof sids[i]);
+        seen[sids[i][0] - 'A'] = 1;
+        char h[1024];
+        snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\n" V1125, sids[i]);
+        response r = send_post(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
+                                  "\"params\":{\"uri\":\"test://watched\"}}");
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        response_free(&r);
+        char get[1024], head[2048];
+        snprintf(get, sizeof get,
+                 "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                 "Mcp-Session-Id: %s\r\n\r\n",
+                 sids[i]);
+        streams[i] = conn_open(srv.port);
+        send_str(streams[i], get);
+        read_head(streams[i], head, sizeof head);
+        cr_assert(strstr(head, "HTTP/1.1 200"), "%s", head);
+    }
+    cr_expect(seen[0] + seen[1] + seen[2] + seen[3] >= 2, "the sessions share one worker");
+    char h[1024];
+    snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\n" V1125, sids[0]);
+    response r = send_post(h, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                              "\"params\":{\"name\":\"touch\"}}");
+    cr_expect_eq(r.status, 200, "%s", r.body);
+    response_free(&r);
+    for (int i = 0; i < N; i++) {
+        cr_expect(stream_shows(streams[i], "\"method\":\"notifications/resources/updated\","
+                                           "\"params\":{\"uri\":\"test://watched\"}"),
+                  "session %d (worker %c) heard the update", i, sids[i][0]);
+        conn_done(streams[i]);
+    }
 }
