@@ -5,13 +5,13 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/random.h"
 #include "core/utf8.h"
 
 #define VERSION    1
@@ -85,8 +85,8 @@ sn_err sn_state_key_from_env(sn_state_key **out, bool *generated, sn_diag *diag)
         return err;
     }
     unsigned char raw[SN_STATE_SECRET_MIN];
-    if (RAND_bytes(raw, sizeof raw) != 1) {
-        sn_diag_set(diag, "could not generate a request-state secret (RAND_bytes failed)");
+    if (!sn_random_bytes(raw, sizeof raw)) {
+        sn_diag_set(diag, "could not generate a request-state secret (getrandom failed)");
         return SN_EIO;
     }
     sn_err err = sn_state_key_new(raw, sizeof raw, out);

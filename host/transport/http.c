@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <llhttp.h>
-#include <openssl/rand.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -27,6 +26,7 @@
 #include <uv.h>
 
 #include "core/alloc.h"
+#include "core/random.h"
 #include "core/log.h"
 #include "transport/watch.h"
 
@@ -420,7 +420,7 @@ static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 static bool mint_id(const sn_http_server *s, char out[64])
 {
     unsigned char raw[SESSION_ID_BYTES + 1];
-    if (RAND_bytes(raw, SESSION_ID_BYTES) != 1)
+    if (!sn_random_bytes(raw, SESSION_ID_BYTES))
         return false;
     raw[SESSION_ID_BYTES] = 0;
     size_t n = 0;

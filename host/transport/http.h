@@ -25,7 +25,7 @@
  *     other JSON-RPC errors after dispatch                    200  (DIGEST A7)
  *     notification                                            202  no body
  *   initialize (no modern _meta): new session, Mcp-Session-Id
- *     minted from RAND_bytes (43 base64url characters)        200
+ *     minted from getrandom (43 base64url characters)         200
  *   MCP-Protocol-Version 2026-07-28 without the _meta         400  -32602
  *   MCP-Protocol-Version legacy, or Mcp-Session-Id present:
  *     no Mcp-Session-Id (or repeated)                         400  -32600
