@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "core/alloc.h"
 #include "core/log.h"
 #include "lua/runtime.h"
 #include "proto/engine.h"
@@ -139,40 +140,50 @@ static int parse_listen(const char *arg, char *host, size_t hsize, int *port)
 }
 
 /* One HTTP worker beyond the first: its own thread, Lua VM, engine and
- * loop, on the first worker's address (SO_REUSEPORT). Workers load their
- * directory while worker 0 loads its own, then wait for its address. */
+ * loop, on worker 0's address (SO_REUSEPORT). Started once worker 0
+ * listens, so the first answer does not wait for N loads sharing the
+ * cores; each joins the group when it is ready. */
 typedef struct worker {
     int index;
     const char *dir;
-    sn_runtime *rt;
-    sn_diag diag;           /* why the load failed */
     const sn_engine *model; /* worker 0's engine: one requestState secret */
-    sn_http_config cfg;     /* worker 0's, with this index: set before the first step */
+    sn_http_config cfg;     /* worker 0's, with this index */
+    sn_runtime *rt;
     sn_engine *engine;
     sn_http_server *http;
-    bool create, ok, run;
-    uv_sem_t step;  /* main: create a server (or not), then run (or not) */
-    uv_sem_t ready; /* the worker: the server is created (ok) or not */
     uv_thread_t thread;
 } worker;
 
 static void worker_main(void *arg)
 {
     worker *w = arg;
-    w->diag = (sn_diag){.message = "", .pointer = ""};
-    if (sn_runtime_load(w->dir, &w->rt, &w->diag) != SN_OK)
+    sn_http_group *g = w->cfg.group;
+    unsigned reloads = sn_http_group_reloads(g); /* before reading the files */
+    sn_diag diag = {.message = "", .pointer = ""};
+    if (sn_runtime_load(w->dir, &w->rt, &diag) != SN_OK) {
         w->rt = NULL;
-    uv_sem_wait(&w->step);
-    w->ok = w->create && w->rt && sn_engine_create_like(w->rt, w->model, &w->engine) == SN_OK &&
-            sn_http_create(w->engine, &w->cfg, &w->http) == 0;
-    if (w->create && w->rt == NULL)
-        fprintf(stderr, "snodo: serve: worker %d cannot load %s: %s\n", w->index, w->dir,
-                w->diag.message);
-    uv_sem_post(&w->ready);
-    uv_sem_wait(&w->step);
-    if (w->ok && w->run)
-        sn_http_run(w->http);
-    /* the others may still hand over to this server: main frees it */
+        sn_log(SN_LOG_ERROR, "worker %d cannot load %s, serving without it: %s", w->index, w->dir,
+               diag.message);
+        return;
+    }
+    int err = sn_engine_create_like(w->rt, w->model, &w->engine) == SN_OK
+                  ? sn_http_create(w->engine, &w->cfg, &w->http)
+                  : UV_ENOMEM;
+    if (err < 0) {
+        sn_log(SN_LOG_ERROR, "worker %d cannot listen, serving without it: %s", w->index,
+               sn_http_strerror(err));
+        return;
+    }
+    if (!sn_http_group_join(g, w->http))
+        return;
+    if (sn_http_group_reloads(g) != reloads) { /* a change while it loaded */
+        sn_reload_report report;
+        if (sn_engine_reload(w->engine, &report, &diag) != SN_OK)
+            sn_log(SN_LOG_ERROR, "worker %d: reload failed; still serving the previous catalog: %s",
+                   w->index, diag.message);
+    }
+    sn_http_run(w->http);
+    /* the others may still hand over to this server until they stop: main frees it */
 }
 
 /* --workers N, or the cores this process may use, within 1..64. */
@@ -187,65 +198,37 @@ static int worker_count(const char *arg)
     return *arg && *end == '\0' && n >= 1 && n <= SN_HTTP_MAX_WORKERS ? (int)n : -1;
 }
 
-/* Starts workers 1..n-1 loading `dir`; returns how many threads started
- * (1 + those), each waiting for its first step. */
-static int spawn_workers(const char *dir, worker *w, int n)
+/* Starts workers 1..n-1 on worker 0's `cfg`; returns 1 + how many threads
+ * started. */
+static int spawn_workers(const char *dir, const sn_engine *model, const sn_http_config *cfg,
+                         worker *w, int n)
 {
     int started = 1;
     for (int i = 1; i < n; i++, started++) {
-        w[i] = (worker){.index = i, .dir = dir};
-        uv_sem_init(&w[i].step, 0);
-        uv_sem_init(&w[i].ready, 0);
+        w[i] = (worker){.index = i, .dir = dir, .model = model, .cfg = *cfg};
+        w[i].cfg.worker = i;
+        w[i].cfg.handle_signals = false;
+        w[i].cfg.watch = false;
         if (uv_thread_create(&w[i].thread, worker_main, &w[i]) != 0) {
-            uv_sem_destroy(&w[i].step);
-            uv_sem_destroy(&w[i].ready);
+            sn_log(SN_LOG_ERROR, "cannot start worker threads: serving with %d", started);
             break;
         }
     }
     return started;
 }
 
-/* Takes workers 1..started-1 through their steps: each creates its server
- * on `cfg` when `servers[0]` is not NULL; then all run when every one
- * could, and are linked with servers[0]. Returns whether they run. */
-static bool step_workers(worker *w, int started, int n, const sn_engine *model,
-                         const sn_http_config *cfg, sn_http_server **servers)
+/* Once worker 0 has stopped: stops the others (a late one does not start),
+ * joins their threads and frees them. */
+static void finish_workers(sn_http_group *g, worker *w, int started)
 {
-    bool ok = servers[0] != NULL && started == n;
-    for (int i = 1; i < started; i++) {
-        w[i].create = servers[0] != NULL;
-        w[i].model = model;
-        w[i].cfg = *cfg;
-        w[i].cfg.worker = i;
-        w[i].cfg.handle_signals = false;
-        w[i].cfg.watch = false;
-        uv_sem_post(&w[i].step);
-    }
-    for (int i = 1; i < started; i++) {
-        uv_sem_wait(&w[i].ready);
-        servers[i] = w[i].http;
-        ok = ok && w[i].ok;
-    }
-    if (ok)
-        sn_http_link(servers, n);
-    for (int i = 1; i < started; i++) {
-        w[i].run = ok;
-        uv_sem_post(&w[i].step);
-    }
-    return ok;
-}
-
-/* After every run has returned: joins workers 1..started-1 and frees them. */
-static void join_workers(worker *w, int started)
-{
+    if (g)
+        sn_http_group_stop(g);
     for (int i = 1; i < started; i++)
         uv_thread_join(&w[i].thread);
     for (int i = 1; i < started; i++) {
         sn_http_free(w[i].http);
         sn_engine_free(w[i].engine);
         sn_runtime_free(w[i].rt);
-        uv_sem_destroy(&w[i].step);
-        uv_sem_destroy(&w[i].ready);
     }
 }
 
@@ -265,23 +248,29 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
                 SN_HTTP_MAX_WORKERS, workers);
         return 2;
     }
+    sn_http_group *group = nworkers > 1 ? sn_http_group_new(nworkers) : NULL;
+    if (nworkers > 1 && group == NULL)
+        return 1;
     worker others[SN_HTTP_MAX_WORKERS];
-    int started = spawn_workers(dir, others, nworkers); /* they load while we do */
-    sn_http_server *servers[SN_HTTP_MAX_WORKERS] = {0};
+    int started = 1;
     sn_engine *engine = NULL;
     sn_http_server *http = NULL;
-    sn_http_config cfg = {0};
+    sn_http_options *o = NULL;
     int rc = 1;
     sn_runtime *rt = load(dir);
     if (rt == NULL || sn_engine_create(rt, &engine) != SN_OK)
         goto done;
     const sn_server *srv = &sn_runtime_catalog(rt)->server;
-    const sn_http_options *o = &srv->http;
+    /* a copy: the other workers read it while worker 0 may reload */
+    o = sn_malloc(sizeof *o);
+    if (o == NULL)
+        goto done;
+    *o = srv->http;
     if (host[0] == '\0')
         snprintf(host, sizeof host, "%s", o->host[0] ? o->host : "127.0.0.1");
     if (port < 0)
         port = o->port > 0 ? o->port : 8765;
-    cfg = (sn_http_config){
+    sn_http_config cfg = {
         .host = host,
         .port = port,
         .path = o->path[0] ? o->path : "/mcp",
@@ -289,7 +278,7 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
         .max_body = srv->max_message_bytes,
         .handle_signals = true,
         .watch = watch,
-        .workers = nworkers,
+        .group = group,
     };
     int err = sn_http_create(engine, &cfg, &http);
     if (err < 0) {
@@ -297,17 +286,10 @@ static int serve_http(const char *dir, const char *listen, const char *workers, 
                 sn_http_strerror(err));
         goto done;
     }
-    cfg.port = sn_http_port(http); /* the others join the port the first one got */
-    servers[0] = http;
-done:
-    if (!step_workers(others, started, nworkers, engine, &cfg, servers)) {
-        if (http && started < nworkers)
-            fprintf(stderr, "snodo: serve: cannot start %d worker threads\n", nworkers);
-        join_workers(others, started);
-        sn_http_free(http);
-        sn_engine_free(engine);
-        sn_runtime_free(rt);
-        return 1;
+    cfg.port = sn_http_port(http); /* the others join the port we got */
+    if (group) {
+        sn_http_group_join(group, http);
+        started = spawn_workers(dir, engine, &cfg, others, nworkers);
     }
     const char *fmt = strchr(cfg.host, ':') && cfg.host[0] != '[' ? "[%s]" : "%s";
     char shown[300];
@@ -315,11 +297,15 @@ done:
     sn_log(SN_LOG_INFO, "serving %s over HTTP at http://%s:%d%s (%d worker%s)", dir, shown,
            sn_http_port(http), cfg.path, nworkers, nworkers == 1 ? "" : "s");
     rc = sn_http_run(http) ? 1 : 0;
-    join_workers(others, started);
-    sn_log(SN_LOG_INFO, "stopped");
+done:
+    finish_workers(group, others, started);
+    if (rc == 0)
+        sn_log(SN_LOG_INFO, "stopped");
     sn_http_free(http);
     sn_engine_free(engine);
     sn_runtime_free(rt);
+    sn_http_group_free(group);
+    sn_free(o);
     return rc;
 }
 

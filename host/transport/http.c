@@ -26,8 +26,8 @@
 #include <uv.h>
 
 #include "core/alloc.h"
-#include "core/random.h"
 #include "core/log.h"
+#include "core/random.h"
 #include "transport/watch.h"
 
 #define DEFAULT_MAX_BODY     (4u << 20)
@@ -154,11 +154,10 @@ struct sn_http_server {
     uv_async_t stop_async;
     uv_async_t reload_async;  /* worker 0 reloaded: follow */
     uv_async_t handoff_async; /* connections arrived in `handoffs` */
-    uv_mutex_t handoff_lock;  /* guards handoffs and takes_handoffs */
+    uv_mutex_t handoff_lock;  /* guards handoffs and open_to_peers */
     handoff *handoffs;
-    bool takes_handoffs;    /* false once the async handles close */
-    sn_http_server **peers; /* every worker's server, this one included (borrowed), or NULL */
-    int npeers;
+    bool open_to_peers;   /* its async handles take sends; false once they close */
+    sn_http_group *group; /* borrowed, or NULL */
     uv_timer_t keepalive, deadline;
     uv_timer_t wake; /* the engine's next waiting request */
     sn_engine *engine;
@@ -173,8 +172,8 @@ struct sn_http_server {
     llhttp_settings_t settings;
     conn *conns; /* doubly linked */
     size_t nconns;
-    atomic_int conns_group;  /* worker 0's counts every worker's connections */
-    atomic_int *conns_total; /* &conns_group, worker 0's: max_connections caps it */
+    atomic_int conns_alone;  /* without a group */
+    atomic_int *conns_total; /* the group's or conns_alone: max_connections caps it */
     session_entry *sessions;
     size_t nsessions;
     bool stopping;
@@ -432,18 +431,32 @@ static bool mint_id(const sn_http_server *s, char out[64])
             out[n++] = alphabet[(v >> (18 - 6 * k)) & 63];
     }
     out[n] = '\0';
-    if (s->npeers > 1)
+    if (s->group)
         out[0] = alphabet[s->cfg.worker];
     return true;
+}
+
+struct sn_http_group {
+    int n;
+    atomic_int conns;
+    atomic_bool stopping;
+    atomic_uint reloads; /* worker 0's, counted before it pokes the members */
+    _Atomic(sn_http_server *) member[SN_HTTP_MAX_WORKERS]; /* NULL until joined */
+};
+
+static sn_http_server *member(sn_http_group *g, int i)
+{
+    return atomic_load(&g->member[i]);
 }
 
 /* The worker that owns session `id`, or NULL when this one answers. */
 static sn_http_server *session_owner(const sn_http_server *s, const char *id)
 {
     const char *p = id[0] ? strchr(alphabet, id[0]) : NULL;
-    if (s->npeers < 2 || p == NULL || p - alphabet >= s->npeers || p - alphabet == s->cfg.worker)
+    if (s->group == NULL || p == NULL || p - alphabet >= s->group->n ||
+        p - alphabet == s->cfg.worker)
         return NULL;
-    return s->peers[p - alphabet];
+    return member(s->group, (int)(p - alphabet)); /* NULL: not up, so it minted nothing */
 }
 
 static void session_unlink(sn_http_server *s, session_entry *e)
@@ -1493,7 +1506,7 @@ static void request_text(const conn *c, buf *b)
 static bool handoff_push(sn_http_server *to, handoff *h)
 {
     uv_mutex_lock(&to->handoff_lock);
-    bool ok = to->takes_handoffs;
+    bool ok = to->open_to_peers;
     if (ok) {
         h->next = to->handoffs;
         to->handoffs = h;
@@ -1584,8 +1597,9 @@ static void on_handoff(uv_async_t *a)
 static void relay(void *ud, const char *json, size_t len)
 {
     sn_http_server *s = ud;
-    for (int i = 0; i < s->npeers; i++) {
-        if (s->peers[i] == s)
+    for (int i = 0; i < s->group->n; i++) {
+        sn_http_server *to = member(s->group, i);
+        if (to == NULL || to == s)
             continue;
         handoff *h = sn_malloc(sizeof *h + len);
         if (h == NULL)
@@ -1593,20 +1607,53 @@ static void relay(void *ud, const char *json, size_t len)
         h->fd = -1;
         h->len = len;
         memcpy(h->bytes, json, len);
-        if (!handoff_push(s->peers[i], h))
+        if (!handoff_push(to, h))
             sn_free(h);
     }
 }
 
-void sn_http_link(sn_http_server **all, int n)
+/* Sends to one of `to`'s async handles unless they are closing. */
+static void poke(sn_http_server *to, uv_async_t *a)
 {
-    for (int i = 0; i < n; i++) {
-        all[i]->peers = all;
-        all[i]->npeers = n;
-        all[i]->conns_total = &all[0]->conns_group;
-        if (n > 1)
-            sn_engine_set_relay(all[i]->engine, relay, all[i]);
+    uv_mutex_lock(&to->handoff_lock);
+    if (to->open_to_peers)
+        uv_async_send(a);
+    uv_mutex_unlock(&to->handoff_lock);
+}
+
+sn_http_group *sn_http_group_new(int workers)
+{
+    sn_http_group *g = sn_calloc(1, sizeof *g);
+    if (g)
+        g->n = workers < 1 ? 1 : workers > SN_HTTP_MAX_WORKERS ? SN_HTTP_MAX_WORKERS : workers;
+    return g;
+}
+
+bool sn_http_group_join(sn_http_group *g, sn_http_server *s)
+{
+    sn_engine_set_relay(s->engine, relay, s);
+    atomic_store(&g->member[s->cfg.worker], s);
+    return !atomic_load(&g->stopping); /* after the store: a stop sees it, or it sees the stop */
+}
+
+unsigned sn_http_group_reloads(sn_http_group *g)
+{
+    return atomic_load(&g->reloads);
+}
+
+void sn_http_group_stop(sn_http_group *g)
+{
+    atomic_store(&g->stopping, true);
+    for (int i = 0; i < g->n; i++) {
+        sn_http_server *s = member(g, i);
+        if (s)
+            sn_http_stop(s);
     }
+}
+
+void sn_http_group_free(sn_http_group *g)
+{
+    sn_free(g);
 }
 
 /* ==== keep-alive comments and shutdown ==================================== */
@@ -1639,13 +1686,13 @@ static void stop_server(sn_http_server *s)
     close_server_handle(s, (uv_handle_t *)&s->keepalive);
     close_server_handle(s, (uv_handle_t *)&s->deadline);
     close_server_handle(s, (uv_handle_t *)&s->wake);
-    close_server_handle(s, (uv_handle_t *)&s->stop_async);
-    close_server_handle(s, (uv_handle_t *)&s->reload_async);
     uv_mutex_lock(&s->handoff_lock);
-    s->takes_handoffs = false; /* no peer sends to the handle once it closes */
+    s->open_to_peers = false; /* no peer sends to the async handles once they close */
     handoff *late = s->handoffs;
     s->handoffs = NULL;
     uv_mutex_unlock(&s->handoff_lock);
+    close_server_handle(s, (uv_handle_t *)&s->stop_async);
+    close_server_handle(s, (uv_handle_t *)&s->reload_async);
     while (late) { /* arrived after the last connection closed */
         handoff *h = late;
         late = h->next;
@@ -1676,9 +1723,10 @@ static void begin_shutdown(sn_http_server *s)
     if (s->stopping)
         return;
     s->stopping = true;
-    if (s->cfg.worker == 0)
-        for (int i = 1; i < s->npeers; i++)
-            sn_http_stop(s->peers[i]);
+    if (s->group && s->cfg.worker == 0)
+        for (int i = 1; i < s->group->n; i++)
+            if (member(s->group, i))
+                sn_http_stop(member(s->group, i));
     if (s->cfg.worker == 0)
         sn_log(SN_LOG_INFO, "http: stopping: no new connections, finishing requests in flight");
     sn_engine_end_listeners(s->engine); /* listen streams end with their completion result */
@@ -1729,8 +1777,13 @@ static void reload(void *ud)
     if (s->stopping || sn_watch_reload(s->engine, &report) != 0)
         return;
     announce(s, &report);
-    for (int i = 1; i < s->npeers; i++)
-        uv_async_send(&s->peers[i]->reload_async);
+    if (s->group)
+        atomic_fetch_add(&s->group->reloads, 1);
+    for (int i = 1; s->group && i < s->group->n; i++) {
+        sn_http_server *to = member(s->group, i);
+        if (to)
+            poke(to, &to->reload_async);
+    }
 }
 
 static void on_reload_async(uv_async_t *a)
@@ -1879,7 +1932,8 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
         return UV_ENOMEM;
     s->engine = e;
     s->cfg = *cfg;
-    s->conns_total = &s->conns_group;
+    s->group = cfg->group;
+    s->conns_total = s->group ? &s->group->conns : &s->conns_alone;
     /* a copy: the options live in a catalog snapshot, which a reload frees
      * (the listener's options take effect at start) */
     if (cfg->options) {
@@ -1922,8 +1976,8 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
     }
     uv_tcp_init(&s->loop, &s->listener);
     s->listener.data = s;
-    rc = cfg->workers > 1 ? bind_shared(&s->listener, &addr, cfg->worker == 0)
-                          : uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
+    rc = cfg->group ? bind_shared(&s->listener, &addr, cfg->worker == 0)
+                    : uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
     if (rc < 0) {
@@ -1946,7 +2000,7 @@ int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out
     uv_async_init(&s->loop, &s->reload_async, on_reload_async);
     uv_async_init(&s->loop, &s->handoff_async, on_handoff);
     uv_mutex_init(&s->handoff_lock);
-    s->takes_handoffs = true;
+    s->open_to_peers = true;
     s->keepalive.data = s->deadline.data = s->stop_async.data = s;
     s->reload_async.data = s->handoff_async.data = s;
     uv_timer_start(&s->keepalive, on_keepalive, (uint64_t)s->keepalive_ms,
@@ -1993,7 +2047,7 @@ int sn_http_run(sn_http_server *s)
 
 void sn_http_stop(sn_http_server *s)
 {
-    uv_async_send(&s->stop_async);
+    poke(s, &s->stop_async);
 }
 
 int sn_http_notify(sn_http_server *s, const char *session_id, const char *json, size_t len)

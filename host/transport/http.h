@@ -76,22 +76,41 @@ typedef struct sn_http_config {
     int keepalive_ms;    /* SSE ": keep-alive" comment period; 0 = 15000 */
     bool handle_signals; /* SIGTERM / SIGINT stop the server gracefully; SIGHUP reloads */
     bool watch;          /* reload when the directory's *.lua files change */
-    int worker;          /* this server's index among `workers` (0 = the first) */
-    int workers;         /* 0 or 1 = alone; more: SO_REUSEPORT, link with sn_http_link */
+    /* Workers of one process (sn_http_group_new), or NULL alone. With a
+     * group the address is bound with SO_REUSEPORT. */
+    struct sn_http_group *group;
+    int worker; /* this server's index in the group (0 = the first) */
 } sn_http_config;
 
 #define SN_HTTP_MAX_WORKERS 64 /* a session id's first character names its worker */
 
+/* The servers of one process: which are up, and their connection count
+ * (max_connections counts the process). Members join when they are ready,
+ * so worker 0 serves while the others still load. */
+typedef struct sn_http_group sn_http_group;
+
+sn_http_group *sn_http_group_new(int workers); /* NULL when out of memory */
+
+/* Makes `s` (created with this group in its config) reachable by the
+ * others: hand-overs, relayed notifications, and reloads and stops from
+ * worker 0. Call from the thread that will run it, before running. False
+ * when the group is stopping: then do not run it. */
+bool sn_http_group_join(sn_http_group *g, sn_http_server *s);
+
+/* How many reloads worker 0 has made live (thread-safe). A worker that
+ * reads this before loading and sees it changed after joining missed one:
+ * it reloads itself before serving. */
+unsigned sn_http_group_reloads(sn_http_group *g);
+
+/* Stops every member (thread-safe); one that joins later does not run. */
+void sn_http_group_stop(sn_http_group *g);
+
+/* After every member's run has returned and every member is freed. */
+void sn_http_group_free(sn_http_group *g);
+
 /* Binds and listens (borrows `e` and `cfg` until sn_http_free). Returns 0,
  * or a negative libuv error with `*out` untouched. */
 int sn_http_create(sn_engine *e, const sn_http_config *cfg, sn_http_server **out);
-
-/* Makes `n` servers (cfg.worker 0..n-1, same address) one group: hand-overs,
- * and reloads and stops from worker 0, reach the others; max_connections
- * counts the group's connections. Call before any runs; `all` (borrowed)
- * must outlive every server, and no server of the group may be freed
- * before every run has returned. */
-void sn_http_link(sn_http_server **all, int n);
 
 /* A sentence for an sn_http_create error (static). */
 const char *sn_http_strerror(int err);
