@@ -583,6 +583,20 @@ char *sn_json_out_finish(sn_json_out *o, size_t *len)
     return text;
 }
 
+void sn_json_out_reset(sn_json_out *o)
+{
+    if (o->cap > 65536)
+        sn_json_out_free(o);
+    o->len = 0;
+    o->failed = false;
+}
+
+void sn_json_out_free(sn_json_out *o)
+{
+    sn_free(o->data);
+    memset(o, 0, sizeof *o);
+}
+
 char *sn_json_dump(const json_t *v, size_t *len)
 {
     if (v == NULL)

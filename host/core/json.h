@@ -38,4 +38,9 @@ void sn_json_out_value(sn_json_out *o, const json_t *v); /* as sn_json_dump writ
 /* The text (owned, NUL-terminated; sn_free) and its length, or NULL. */
 char *sn_json_out_finish(sn_json_out *o, size_t *len);
 
+/* For a buffer reused from message to message: empties it (and gives a
+ * buffer grown past 64 KiB back, so one large answer is not kept). */
+void sn_json_out_reset(sn_json_out *o);
+void sn_json_out_free(sn_json_out *o);
+
 #endif

@@ -42,6 +42,7 @@ struct sn_engine {
     struct sn__listener *listeners; /* subscriptions/listen streams (listen.c) */
     unsigned long long asks;        /* numbers our server-to-client request ids */
     bool vm_exhausted;              /* rebuild the VM once no request waits in it */
+    sn_json_out answer;             /* results are written here (sn__reply_result) */
     sn_relay_cb *relay;             /* other workers' sessions hear snodo.notify.* too */
     void *relay_ud;
     json_t *info; /* stateless_server_info's, for the server of info_hash */
@@ -147,6 +148,7 @@ void sn_engine_free(sn_engine *e)
         sn__listeners_free_all(e);
         sn_state_key_free(e->state_key);
         json_decref(e->info);
+        sn_json_out_free(&e->answer);
     }
     sn_free(e);
 }
@@ -213,9 +215,9 @@ const char *sn_session_protocol(const sn_session *s)
 
 static json_t *server_info(const sn__request *r);
 
-/* Sends one message's text (takes it; NULL = failed), or the -32603 error
- * that says it is over max_message_bytes. */
-static void emit_text(sn__request *r, char *text, size_t len)
+/* Sends one message's text (borrows it; NULL = failed), or the -32603
+ * error that says it is over max_message_bytes. */
+static void emit_text(sn__request *r, const char *text, size_t len)
 {
     if (text == NULL) {
         r->failed = true;
@@ -224,7 +226,6 @@ static void emit_text(sn__request *r, char *text, size_t len)
     size_t limit = r->cat->server.max_message_bytes;
     if (len > limit && r->id && !r->replaced) {
         /* a message the peer would refuse as over-long: say so instead */
-        sn_free(text);
         char why[200];
         snprintf(why, sizeof why,
                  "Internal error: the response is %zu bytes, over limits.max_message_bytes (%zu)",
@@ -234,7 +235,6 @@ static void emit_text(sn__request *r, char *text, size_t len)
         return;
     }
     r->emit(r->ud, text, len);
-    sn_free(text);
 }
 
 static void emit_json(sn__request *r, json_t *msg)
@@ -243,6 +243,7 @@ static void emit_json(sn__request *r, json_t *msg)
     char *text = sn_json_dump(msg, &len); /* NULL for NULL */
     json_decref(msg);
     emit_text(r, text, len);
+    sn_free(text);
 }
 
 /* A server's serverInfo for the 2026-07-28 _meta of every result, built
@@ -302,18 +303,18 @@ void sn__reply_result(sn__request *r, json_t *result)
             r->failed = true; /* as json_pack would have with no id */
         return;
     }
-    /* the envelope as text: json_pack("{sssOso}") and json_dumps give these bytes */
+    /* the envelope as text: json_pack("{sssOso}") and json_dumps give these
+     * bytes; written into the engine's buffer, reused from answer to answer */
     static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-    sn_json_out o = {0};
-    sn_json_out_raw(&o, head, sizeof head - 1);
-    sn_json_out_value(&o, r->id);
-    sn_json_out_raw(&o, ",\"result\":", 10);
-    sn_json_out_value(&o, result);
-    sn_json_out_raw(&o, "}", 1);
+    sn_json_out *o = &r->engine->answer;
+    sn_json_out_reset(o);
+    sn_json_out_raw(o, head, sizeof head - 1);
+    sn_json_out_value(o, r->id);
+    sn_json_out_raw(o, ",\"result\":", 10);
+    sn_json_out_value(o, result);
+    sn_json_out_raw(o, "}", 1);
     json_decref(result);
-    size_t len = 0;
-    char *text = sn_json_out_finish(&o, &len);
-    emit_text(r, text, len);
+    emit_text(r, o->failed ? NULL : o->data, o->len);
 }
 
 int sn__http_status_for(int code)
