@@ -440,12 +440,65 @@ static uint64_t bytes_hash(const char *p, uint64_t h)
     return (h ^ 0xff) * 1099511628211ULL;
 }
 
-/* Hashes `v` (takes it) as canonical JSON. */
+static uint64_t span_hash(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL; /* FNV-1a */
+    return (h ^ n) * 1099511628211ULL;
+}
+
+static uint64_t finalize(uint64_t h) /* MurmurHash3's fmix64 */
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
+/* A hash of `v` that, like canonical JSON with sorted keys, does not depend
+ * on the order of object members (their hashes are summed), without
+ * writing any text: a load hashes every definition of every component. */
+static uint64_t value_hash(const json_t *v, uint64_t h)
+{
+    unsigned char tag = v ? (unsigned char)(json_typeof(v) + 1) : 0;
+    h = (h ^ tag) * 1099511628211ULL;
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT: {
+        uint64_t sum = 0;
+        const char *key;
+        size_t klen;
+        json_t *m;
+        json_object_keylen_foreach((json_t *)v, key, klen, m)
+        {
+            sum += finalize(value_hash(m, span_hash(key, klen, 1469598103934665603ULL)));
+        }
+        return span_hash(&sum, sizeof sum, h);
+    }
+    case JSON_ARRAY:
+        for (size_t i = 0; i < json_array_size(v); i++)
+            h = value_hash(json_array_get(v, i), h);
+        return (h ^ json_array_size(v)) * 1099511628211ULL;
+    case JSON_STRING:
+        return span_hash(json_string_value(v), json_string_length(v), h);
+    case JSON_INTEGER: {
+        json_int_t x = json_integer_value(v);
+        return span_hash(&x, sizeof x, h);
+    }
+    case JSON_REAL: {
+        double x = json_real_value(v);
+        return span_hash(&x, sizeof x, h);
+    }
+    default:
+        return h;
+    }
+}
+
+/* Hashes `v` (takes it). */
 static uint64_t json_hash(json_t *v, uint64_t h)
 {
-    char *text = v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY) : NULL;
-    h = bytes_hash(text ? text : "", h);
-    sn_free(text);
+    h = value_hash(v, h);
     json_decref(v);
     return h;
 }
