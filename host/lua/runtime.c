@@ -7,6 +7,7 @@
  * (sn_runtime_acquire) and its handlers are unpinned from the registry when
  * the last one lets go. Keeping the VM is what keeps session assigns alive
  * across reloads; module-level state of component files is rebuilt. */
+#define _DEFAULT_SOURCE /* DT_DIR, DT_REG */
 #include "lua/runtime.h"
 
 #include <dirent.h>
@@ -341,16 +342,23 @@ static int collect(const char *root, const char *rel, file_list *out, int depth)
         char sub[4096], full[8192];
         snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
         snprintf(full, sizeof full, "%s/%s", root, sub);
+        /* the entry's type says it without a stat, except for links and
+         * file systems that do not fill it in */
+        bool dir = e->d_type == DT_DIR, reg = e->d_type == DT_REG;
         struct stat st;
-        if (stat(full, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
+        if (e->d_type != DT_DIR && e->d_type != DT_REG) {
+            if (stat(full, &st) != 0)
+                continue;
+            dir = S_ISDIR(st.st_mode);
+            reg = S_ISREG(st.st_mode);
+        }
+        if (dir) {
             if (depth < 16)
                 rc = collect(root, sub, out, depth + 1);
             continue;
         }
         size_t n = strlen(sub);
-        if (!S_ISREG(st.st_mode) || n < 5 || strcmp(sub + n - 4, ".lua") != 0)
+        if (!reg || n < 5 || strcmp(sub + n - 4, ".lua") != 0)
             continue;
         if (out->count == out->cap) {
             size_t cap = out->cap ? out->cap * 2 : 32;
