@@ -259,21 +259,28 @@ static json_t *read_number(reader *r)
 
 static json_t *read_value(reader *r);
 
+/* Skips white space, then takes `c` if it comes next. */
+static bool take(reader *r, char c)
+{
+    skip_space(r);
+    if (r->p < r->end && *r->p == c) {
+        r->p++;
+        return true;
+    }
+    return false;
+}
+
 static json_t *read_object(reader *r)
 {
     json_t *obj = json_object();
     if (obj == NULL)
         return NULL;
     r->p++;
-    skip_space(r);
-    if (r->p < r->end && *r->p == '}') {
-        r->p++;
+    if (take(r, '}'))
         return obj;
-    }
     for (;;) {
-        if (r->p >= r->end || *r->p != '"')
+        if (!take(r, '"'))
             break;
-        r->p++;
         const char *key;
         size_t klen;
         if (read_string(r, &key, &klen))
@@ -285,26 +292,17 @@ static json_t *read_object(reader *r)
             memcpy(owned, key, klen);
             key = owned;
         }
-        skip_space(r);
         json_t *v = NULL;
-        if (r->p < r->end && *r->p == ':' && json_object_getn(obj, key, klen) == NULL) {
-            r->p++;
+        if (take(r, ':') && json_object_getn(obj, key, klen) == NULL)
             v = read_value(r);
-        }
         int rc = v ? json_object_setn_new_nocheck(obj, key, klen, v) : -1; /* takes v */
         sn_free(owned);
         if (rc)
             break;
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            skip_space(r);
+        if (take(r, ','))
             continue;
-        }
-        if (r->p < r->end && *r->p == '}') {
-            r->p++;
+        if (take(r, '}'))
             return obj;
-        }
         break;
     }
     json_decref(obj);
@@ -317,24 +315,16 @@ static json_t *read_array(reader *r)
     if (arr == NULL)
         return NULL;
     r->p++;
-    skip_space(r);
-    if (r->p < r->end && *r->p == ']') {
-        r->p++;
+    if (take(r, ']'))
         return arr;
-    }
     for (;;) {
         json_t *v = read_value(r);
         if (v == NULL || json_array_append_new(arr, v))
             break;
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
+        if (take(r, ','))
             continue;
-        }
-        if (r->p < r->end && *r->p == ']') {
-            r->p++;
+        if (take(r, ']'))
             return arr;
-        }
         break;
     }
     json_decref(arr);
@@ -403,22 +393,7 @@ typedef sn_json_out writer;
 
 static void put(writer *w, const char *s, size_t n)
 {
-    if (w->failed)
-        return;
-    if (w->cap - w->len < n + 1) {
-        size_t cap = w->cap ? w->cap : 256;
-        while (cap - w->len < n + 1)
-            cap *= 2;
-        char *grown = sn_realloc(w->data, cap);
-        if (grown == NULL) {
-            w->failed = true;
-            return;
-        }
-        w->data = grown;
-        w->cap = cap;
-    }
-    memcpy(w->data + w->len, s, n);
-    w->len += n;
+    sn_buf_add(w, s, n);
 }
 
 static void put_string(writer *w, const char *str, size_t len)
@@ -442,32 +417,14 @@ static void put_string(writer *w, const char *str, size_t len)
             continue;
         }
         put(w, (const char *)run, (size_t)(s - run));
+        static const char letter[0x20] = {
+            ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
         char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-        switch (c) {
-        case '"':
-            put(w, "\\\"", 2);
-            break;
-        case '\\':
-            put(w, "\\\\", 2);
-            break;
-        case '\b':
-            put(w, "\\b", 2);
-            break;
-        case '\f':
-            put(w, "\\f", 2);
-            break;
-        case '\n':
-            put(w, "\\n", 2);
-            break;
-        case '\r':
-            put(w, "\\r", 2);
-            break;
-        case '\t':
-            put(w, "\\t", 2);
-            break;
-        default:
+        if (c == '"' || c == '\\' || letter[c]) { /* the two-character forms */
+            esc[1] = c < 0x20 ? letter[c] : (char)c;
+            put(w, esc, 2);
+        } else {
             put(w, esc, 6);
-            break;
         }
         run = ++s;
     }
@@ -559,6 +516,8 @@ void sn_json_out_value(sn_json_out *o, const json_t *v)
     /* out of memory, past MAX_DEPTH, or not UTF-8: Jansson decides */
     o->len = mark;
     o->failed = false;
+    if (o->data)
+        o->data[mark] = '\0';
     char *text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     if (text == NULL)
         o->failed = true;
@@ -569,14 +528,11 @@ void sn_json_out_value(sn_json_out *o, const json_t *v)
 
 char *sn_json_out_finish(sn_json_out *o, size_t *len)
 {
-    put(o, "", 0); /* room for the NUL */
     if (o->failed || o->data == NULL) {
-        sn_free(o->data);
-        memset(o, 0, sizeof *o);
+        sn_buf_free(o);
         return NULL;
     }
-    char *text = o->data;
-    text[o->len] = '\0';
+    char *text = o->data; /* NUL-terminated by every append */
     if (len)
         *len = o->len;
     memset(o, 0, sizeof *o);
@@ -589,12 +545,13 @@ void sn_json_out_reset(sn_json_out *o)
         sn_json_out_free(o);
     o->len = 0;
     o->failed = false;
+    if (o->data)
+        o->data[0] = '\0';
 }
 
 void sn_json_out_free(sn_json_out *o)
 {
-    sn_free(o->data);
-    memset(o, 0, sizeof *o);
+    sn_buf_free(o);
 }
 
 char *sn_json_dump(const json_t *v, size_t *len)

@@ -15,6 +15,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "core/buf.h"
+
 /* Parses `len` bytes (a top-level object or array). NULL on error, with
  * `err` (may be NULL) filled by Jansson. Returns a new reference. */
 json_t *sn_json_load(const char *text, size_t len, json_error_t *err);
@@ -27,11 +29,7 @@ char *sn_json_dump(const json_t *v, size_t *len);
 /* Building text around values, e.g. a JSON-RPC envelope around a result
  * without making the envelope object. Start zeroed; a failure (out of
  * memory, a value json_dumps refuses) sticks and makes finish NULL. */
-typedef struct sn_json_out {
-    char *data;
-    size_t len, cap;
-    int failed;
-} sn_json_out;
+typedef sn_buf sn_json_out;
 
 void sn_json_out_raw(sn_json_out *o, const char *text, size_t len);
 void sn_json_out_value(sn_json_out *o, const json_t *v); /* as sn_json_dump writes it */

@@ -26,6 +26,7 @@
 #include <uv.h>
 
 #include "core/alloc.h"
+#include "core/buf.h"
 #include "core/log.h"
 #include "core/random.h"
 #include "transport/watch.h"
@@ -45,54 +46,14 @@
 
 /* ==== small buffers ======================================================= */
 
-typedef struct buf {
-    char *data;
-    size_t len, cap;
-    bool failed; /* an append ran out of memory: the contents are incomplete */
-} buf;
-
-static void buf_add(buf *b, const char *s, size_t n)
+static void buf_str(sn_buf *b, const char *s)
 {
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = sn_realloc(b->data, cap);
-        if (p == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
+    sn_buf_add(b, s, strlen(s));
 }
 
-static void buf_reserve(buf *b, size_t n)
-{
-    if (!b->failed && b->cap < n) {
-        char *p = sn_realloc(b->data, n);
-        if (p == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->data = p;
-        b->cap = n;
-    }
-}
+static void buf_fmt(sn_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void buf_str(buf *b, const char *s)
-{
-    buf_add(b, s, strlen(s));
-}
-
-static void buf_fmt(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void buf_fmt(buf *b, const char *fmt, ...)
+static void buf_fmt(sn_buf *b, const char *fmt, ...)
 {
     char tmp[512];
     va_list ap;
@@ -101,13 +62,7 @@ static void buf_fmt(buf *b, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return;
-    buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void buf_free(buf *b)
-{
-    sn_free(b->data);
-    memset(b, 0, sizeof *b);
+    sn_buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* ==== types =============================================================== */
@@ -202,16 +157,16 @@ struct conn {
     int error_status;
     const char *error_message;
     /* the request being read */
-    buf url;
-    buf field, value; /* the header being read */
+    sn_buf url;
+    sn_buf field, value; /* the header being read */
     bool in_value;
     header *headers;
     size_t nheaders, cap_headers;
     size_t head_bytes;
-    buf body;
+    sn_buf body;
     session_entry *stream_of;   /* PH_STREAM: the session this stream serves */
     sn_http_server *handoff_to; /* the request belongs to this worker's session */
-    buf handoff_rest;           /* bytes read after that request */
+    sn_buf handoff_rest;        /* bytes read after that request */
     struct reply *waiting;      /* PH_WAITING: the engine still answers on it (owned) */
 };
 
@@ -240,10 +195,10 @@ static void on_written(uv_write_t *req, int status)
 }
 
 /* Writes `b`'s bytes (takes them). */
-static void conn_send(conn *c, buf *b)
+static void conn_send(conn *c, sn_buf *b)
 {
     if (b->failed || c->closing || c->shut) {
-        buf_free(b);
+        sn_buf_free(b);
         return;
     }
     /* Most answers fit the socket buffer: writing now saves a request, a
@@ -252,18 +207,18 @@ static void conn_send(conn *c, buf *b)
     uv_buf_t ub = uv_buf_init(b->data, (unsigned)b->len);
     int sent = uv_try_write((uv_stream_t *)&c->tcp, &ub, 1);
     if (sent == (int)b->len) {
-        buf_free(b);
+        sn_buf_free(b);
         return;
     }
     if (sent < 0 && sent != UV_EAGAIN) {
-        buf_free(b);
+        sn_buf_free(b);
         conn_close(c);
         return;
     }
     size_t done = sent > 0 ? (size_t)sent : 0;
     write_req *w = sn_malloc(sizeof *w);
     if (w == NULL) {
-        buf_free(b);
+        sn_buf_free(b);
         conn_close(c);
         return;
     }
@@ -322,8 +277,8 @@ static bool keep_open(conn *c)
 static void respond(conn *c, int status, const char *type, const char *extra, const char *body,
                     size_t len)
 {
-    buf b = {0};
-    buf_reserve(&b, len + 256);                      /* the head and the body in one allocation */
+    sn_buf b = {0};
+    sn_buf_reserve(&b, len + 256);                   /* the head and the body in one allocation */
     char num[24], *end = num + sizeof num, *p = end; /* no printf: every answer comes here */
     size_t n = len;
     do
@@ -331,20 +286,20 @@ static void respond(conn *c, int status, const char *type, const char *extra, co
     while ((n /= 10) != 0);
     char code[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
                     (char)('0' + status % 10)};
-    buf_add(&b, "HTTP/1.1 ", 9);
-    buf_add(&b, code, 3);
-    buf_add(&b, " ", 1);
+    sn_buf_add(&b, "HTTP/1.1 ", 9);
+    sn_buf_add(&b, code, 3);
+    sn_buf_add(&b, " ", 1);
     buf_str(&b, reason(status));
-    buf_add(&b, "\r\n", 2);
+    sn_buf_add(&b, "\r\n", 2);
     if (type) {
-        buf_add(&b, "Content-Type: ", 14);
+        sn_buf_add(&b, "Content-Type: ", 14);
         buf_str(&b, type);
-        buf_add(&b, "\r\n", 2);
+        sn_buf_add(&b, "\r\n", 2);
     }
     if (status != 204) {
-        buf_add(&b, "Content-Length: ", 16);
-        buf_add(&b, p, (size_t)(end - p));
-        buf_add(&b, "\r\n", 2);
+        sn_buf_add(&b, "Content-Length: ", 16);
+        sn_buf_add(&b, p, (size_t)(end - p));
+        sn_buf_add(&b, "\r\n", 2);
     }
     if (extra)
         buf_str(&b, extra);
@@ -352,7 +307,7 @@ static void respond(conn *c, int status, const char *type, const char *extra, co
                              : "Connection: close\r\n");
     buf_str(&b, "\r\n");
     if (body && len)
-        buf_add(&b, body, len);
+        sn_buf_add(&b, body, len);
     conn_send(c, &b);
 }
 
@@ -372,7 +327,7 @@ static void respond_error(conn *c, int status, const json_t *id, int code, const
 /* Starts a streamed text/event-stream response. */
 static void stream_begin(conn *c, const char *extra)
 {
-    buf b = {0};
+    sn_buf b = {0};
     c->chunked = !http10(c);
     buf_str(&b, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                 "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n");
@@ -391,12 +346,12 @@ static void stream_begin(conn *c, const char *extra)
 /* One SSE block (an event or a comment), framed as a chunk when chunked. */
 static void stream_block(conn *c, const char *prefix, const char *text, size_t len)
 {
-    buf b = {0};
+    sn_buf b = {0};
     size_t plen = strlen(prefix);
     if (c->chunked)
         buf_fmt(&b, "%zx\r\n", plen + len + 2);
-    buf_add(&b, prefix, plen);
-    buf_add(&b, text, len);
+    sn_buf_add(&b, prefix, plen);
+    sn_buf_add(&b, text, len);
     buf_str(&b, c->chunked ? "\n\n\r\n" : "\n\n");
     conn_send(c, &b);
 }
@@ -404,7 +359,7 @@ static void stream_block(conn *c, const char *prefix, const char *text, size_t l
 static void stream_end(conn *c)
 {
     if (c->chunked) {
-        buf b = {0};
+        sn_buf b = {0};
         buf_str(&b, "0\r\n\r\n");
         conn_send(c, &b);
     }
@@ -733,7 +688,7 @@ struct reply {
     bool sse_ok; /* Accept allows text/event-stream */
     bool streaming;
     size_t count;
-    buf last;          /* the latest message while not streaming */
+    sn_buf last;       /* the latest message while not streaming */
     const char *extra; /* header lines for the response (Mcp-Session-Id) */
 };
 
@@ -750,14 +705,14 @@ static void emit(void *ud, const char *json, size_t len)
         r->streaming = true;
         stream_begin(r->c, r->extra);
         stream_block(r->c, "data: ", r->last.data, r->last.len);
-        buf_free(&r->last);
+        sn_buf_free(&r->last);
         stream_block(r->c, "data: ", json, len);
         return;
     }
     /* without SSE only the final message (the response) can be sent */
     r->last.len = 0;
     r->last.failed = false;
-    buf_add(&r->last, json, len);
+    sn_buf_add(&r->last, json, len);
 }
 
 static void schedule_wake(sn_http_server *s);
@@ -814,7 +769,7 @@ static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, json_
             stream_begin(c, r->extra);
             if (r->count > 0)
                 stream_block(c, "data: ", r->last.data, r->last.len);
-            buf_free(&r->last);
+            sn_buf_free(&r->last);
         }
         c->phase = PH_WAITING;
         c->waiting = r; /* freed by reply_done, or by conn_close */
@@ -832,7 +787,7 @@ static void serve_engine(conn *c, sn_session *session, const json_t *hdrs, json_
     } else {
         respond(c, out.http_status == 200 ? 202 : out.http_status, NULL, NULL, NULL, 0);
     }
-    buf_free(&r->last);
+    sn_buf_free(&r->last);
     sn_free(r);
     if (minting) {
         sn_session_free(minting->session);
@@ -1076,7 +1031,7 @@ static int on_url(llhttp_t *p, const char *at, size_t len)
     conn *c = conn_of(p);
     if (head_budget(c, len))
         return -1;
-    buf_add(&c->url, at, len);
+    sn_buf_add(&c->url, at, len);
     return 0;
 }
 
@@ -1124,7 +1079,7 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
     conn *c = conn_of(p);
     if (head_budget(c, len))
         return -1;
-    buf_add(&c->field, at, len);
+    sn_buf_add(&c->field, at, len);
     return 0;
 }
 
@@ -1133,7 +1088,7 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     conn *c = conn_of(p);
     if (head_budget(c, len))
         return -1;
-    buf_add(&c->value, at, len);
+    sn_buf_add(&c->value, at, len);
     c->in_value = true;
     return 0;
 }
@@ -1190,7 +1145,7 @@ static int on_headers_complete(llhttp_t *p)
     }
     const char *expect = req_header(c, "expect", NULL);
     if (expect && ieq(expect, "100-continue") && !http10(c)) {
-        buf b = {0};
+        sn_buf b = {0};
         buf_str(&b, "HTTP/1.1 100 Continue\r\n\r\n");
         conn_send(c, &b);
     }
@@ -1207,7 +1162,7 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
         c->error_message = "Content Too Large: the body exceeds limits.max_message_bytes";
         return -1;
     }
-    buf_add(&c->body, at, len);
+    sn_buf_add(&c->body, at, len);
     if (c->body.failed) {
         c->error_status = 413;
         c->error_message = "Content Too Large: out of memory for the body";
@@ -1247,11 +1202,11 @@ static void on_handle_closed(uv_handle_t *h)
     sn_http_server *s = c->srv;
     request_reset(c);
     sn_free(c->headers);
-    buf_free(&c->url);
-    buf_free(&c->field);
-    buf_free(&c->value);
-    buf_free(&c->body);
-    buf_free(&c->handoff_rest);
+    sn_buf_free(&c->url);
+    sn_buf_free(&c->field);
+    sn_buf_free(&c->value);
+    sn_buf_free(&c->body);
+    sn_buf_free(&c->handoff_rest);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -1382,7 +1337,7 @@ static void conn_feed(conn *c, const char *data, size_t len)
     if (err == HPE_PAUSED && c->handoff_to) {
         const char *end = llhttp_get_error_pos(&c->parser);
         size_t used = end ? (size_t)(end - data) : len;
-        buf_add(&c->handoff_rest, data + used, len - used);
+        sn_buf_add(&c->handoff_rest, data + used, len - used);
         hand_over(c);
         return;
     }
@@ -1450,7 +1405,7 @@ static bool conn_begin(conn *c, bool admitted)
     c->phase = PH_FRESH;
     uv_tcp_nodelay(&c->tcp, 1);
     if (s->stopping || (!admitted && atomic_load(s->conns_total) > s->max_conns)) {
-        buf b = {0};
+        sn_buf b = {0};
         static const char busy[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
                                    "\"message\":\"Service Unavailable: too many connections\"}}";
         buf_fmt(&b,
@@ -1489,7 +1444,7 @@ static void on_connection(uv_stream_t *listener, int status)
 
 /* The parsed request as HTTP/1.1 text the owner parses again: the body
  * de-chunked, with its length. */
-static void request_text(const conn *c, buf *b)
+static void request_text(const conn *c, sn_buf *b)
 {
     buf_fmt(b, "%s %s HTTP/%d.%d\r\n", llhttp_method_name(c->parser.method),
             c->url.data ? c->url.data : "/", c->parser.http_major, c->parser.http_minor);
@@ -1499,7 +1454,7 @@ static void request_text(const conn *c, buf *b)
             buf_fmt(b, "%s: %s\r\n", h->name, h->value);
     }
     buf_fmt(b, "content-length: %zu\r\n\r\n", c->body.len);
-    buf_add(b, c->body.data ? c->body.data : "", c->body.len);
+    sn_buf_add(b, c->body.data ? c->body.data : "", c->body.len);
 }
 
 /* Queues `h` for `to`: false when `to` is shutting down. */
@@ -1525,9 +1480,9 @@ static void hand_over(conn *c)
     uv_timer_stop(&c->timer);
     if (c->tcp.write_queue_size > 0)
         return;
-    buf b = {0};
+    sn_buf b = {0};
     request_text(c, &b);
-    buf_add(&b, c->handoff_rest.data ? c->handoff_rest.data : "", c->handoff_rest.len);
+    sn_buf_add(&b, c->handoff_rest.data ? c->handoff_rest.data : "", c->handoff_rest.len);
     uv_os_fd_t fd;
     handoff *h = b.failed ? NULL : sn_malloc(sizeof *h + b.len);
     if (h && uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0 &&
@@ -1535,14 +1490,14 @@ static void hand_over(conn *c)
         h->len = b.len;
         memcpy(h->bytes, b.data, b.len);
         if (handoff_push(c->handoff_to, h)) {
-            buf_free(&b);
+            sn_buf_free(&b);
             conn_close(c); /* closes this worker's descriptor only */
             return;
         }
         close(h->fd);
     }
     sn_free(h);
-    buf_free(&b);
+    sn_buf_free(&b);
     c->handoff_to = NULL;
     respond_error(c, 503, NULL, -32600, "Service Unavailable: the session's worker is stopping",
                   "Retry-After: 1\r\n");
