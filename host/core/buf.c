@@ -20,16 +20,6 @@ void sn_buf_reserve(sn_buf *b, size_t n)
     b->cap = cap;
 }
 
-void sn_buf_add(sn_buf *b, const void *s, size_t n)
-{
-    sn_buf_reserve(b, b->len + n);
-    if (b->failed)
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
 void sn_buf_free(sn_buf *b)
 {
     sn_free(b->data);
