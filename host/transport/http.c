@@ -1446,12 +1446,19 @@ static void on_connection(uv_stream_t *listener, int status)
  * de-chunked, with its length. */
 static void request_text(const conn *c, sn_buf *b)
 {
-    buf_fmt(b, "%s %s HTTP/%d.%d\r\n", llhttp_method_name(c->parser.method),
-            c->url.data ? c->url.data : "/", c->parser.http_major, c->parser.http_minor);
+    /* appended piece by piece: buf_fmt would cut a long URL or header */
+    buf_str(b, llhttp_method_name(c->parser.method));
+    sn_buf_add(b, " ", 1);
+    buf_str(b, c->url.data ? c->url.data : "/");
+    buf_fmt(b, " HTTP/%d.%d\r\n", c->parser.http_major, c->parser.http_minor);
     for (size_t i = 0; i < c->nheaders; i++) {
         const header *h = &c->headers[i];
-        if (!ieq(h->name, "content-length") && !ieq(h->name, "transfer-encoding"))
-            buf_fmt(b, "%s: %s\r\n", h->name, h->value);
+        if (ieq(h->name, "content-length") || ieq(h->name, "transfer-encoding"))
+            continue;
+        buf_str(b, h->name);
+        sn_buf_add(b, ": ", 2);
+        buf_str(b, h->value);
+        sn_buf_add(b, "\r\n", 2);
     }
     buf_fmt(b, "content-length: %zu\r\n\r\n", c->body.len);
     sn_buf_add(b, c->body.data ? c->body.data : "", c->body.len);

@@ -148,6 +148,27 @@ Test(workers, pipelined_requests_follow_their_connection_to_the_owner, .init = s
     }
 }
 
+/* A long URL and header go over whole (re-serialized, not cut). */
+Test(workers, long_urls_and_headers_survive_the_hand_over, .init = start4, .fini = stop)
+{
+    char sid[128];
+    open_session(sid, sizeof sid);
+    static char query[1501], value[3001];
+    memset(query, 'q', sizeof query - 1);
+    memset(value, 'v', sizeof value - 1);
+    const char *body = echo_body(4, "long");
+    static char req[8192];
+    for (int i = 0; i < 8; i++) {
+        snprintf(req, sizeof req,
+                 "POST /mcp?%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\n" V1125
+                 "X-Long: %s\r\nContent-Length: %zu\r\n\r\n%s",
+                 query, sid, value, strlen(body), body);
+        response r = http_raw(srv.port, req, strlen(req));
+        expect_echo(&r, "long");
+    }
+}
+
 /* Reads a response head only (a stream stays open). */
 static void read_head(int fd, char *head, size_t size)
 {
@@ -372,8 +393,9 @@ Test(workers, notifications_reach_sessions_on_every_worker, .init = start_notify
         seen[sids[i][0] - 'A'] = 1;
         char h[1024];
         snprintf(h, sizeof h, "Mcp-Session-Id: %s\r\n" V1125, sids[i]);
-        response r = send_post(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
-                                  "\"params\":{\"uri\":\"test://watched\"}}");
+        response r =
+            send_post(h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
+                         "\"params\":{\"uri\":\"test://watched\"}}");
         cr_assert_eq(r.status, 200, "%s", r.body);
         response_free(&r);
         char get[1024], head[2048];
