@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -125,6 +126,7 @@ static const option arg_options[] = {
     {"header", "x-mcp-header", OPT_STRING},
     {NULL, NULL, OPT_ANY},
 };
+_Static_assert(sizeof arg_options / sizeof arg_options[0] <= 33, "apply_options' bit set");
 
 /* Keys an argument spec may hold besides arg_options. */
 static const char *const arg_special[] = {"required", "additional_properties", "schema", NULL};
@@ -388,7 +390,25 @@ static int set_additional(build *b, int idx, json_t *target)
 static int apply_options(build *b, int spec, json_t *node)
 {
     lua_State *L = b->L;
+    /* One pass over the keys the spec has (usually one or two) instead of
+     * a lookup for every option; applied below in arg_options order. */
+    uint32_t present = 0;
+    lua_pushnil(L);
+    while (lua_next(L, spec)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            continue;
+        const char *k = lua_tostring(L, -1);
+        for (size_t i = 0; arg_options[i].lua; i++) {
+            if (strcmp(k, arg_options[i].lua) == 0) {
+                present |= 1u << i;
+                break;
+            }
+        }
+    }
     for (const option *o = arg_options; o->lua; o++) {
+        if (!(present >> (o - arg_options) & 1))
+            continue;
         if (lua_getfield(L, spec, o->lua) == LUA_TNIL) {
             lua_pop(L, 1);
             continue;
@@ -930,8 +950,7 @@ static int register_tool(lua_State *L, sn__loader *ld, const char *name, int spe
         goto fail;
 
     if (lua_getfield(L, spec, "limits") != LUA_TNIL) {
-        static const char *const tool_limit_keys[] = {"call_timeout_ms", "max_concurrent",
-                                                      NULL};
+        static const char *const tool_limit_keys[] = {"call_timeout_ms", "max_concurrent", NULL};
         lua_Integer ms = 0, most = 0;
         if (lua_type(L, -1) != LUA_TTABLE) {
             lua_pop(L, 1);
@@ -1755,8 +1774,7 @@ static int dsl_server(lua_State *L)
     }
     lua_settop(L, 1);
     if (lua_getfield(L, 1, "request_state_ttl") != LUA_TNIL) {
-        if (!lua_isinteger(L, 2) || lua_tointeger(L, 2) < 1000 ||
-            lua_tointeger(L, 2) > 86400000) {
+        if (!lua_isinteger(L, 2) || lua_tointeger(L, 2) < 1000 || lua_tointeger(L, 2) > 86400000) {
             fail(&b, "'request_state_ttl' must be milliseconds from 1000 to 86400000");
             goto fail;
         }
@@ -1891,9 +1909,9 @@ static int notify_log(lua_State *L)
     const char *level = luaL_checkstring(L, 1);
     const char *message = luaL_checkstring(L, 2);
     luaL_argcheck(L, sn_log_level_index(level) >= 0, 1, "not an RFC 5424 level");
-    return queue(L, "notifications/message",
-                 json_pack("{sssss{ss}}", "level", level, "logger", "server", "data", "message",
-                           message));
+    return queue(
+        L, "notifications/message",
+        json_pack("{sssss{ss}}", "level", level, "logger", "server", "data", "message", message));
 }
 
 /* ==== the module ========================================================= */

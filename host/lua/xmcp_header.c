@@ -238,7 +238,10 @@ static int visit(walk *w, const json_t *schema, const char *path, char *ptr, siz
 
 int sn__check_mcp_headers(const json_t *input_schema, char *err, size_t errlen)
 {
-    walk w = {.err = err, .errlen = errlen};
+    walk w; /* not zeroed: seen[] is read up to nseen only (it is 9 KB) */
+    w.err = err;
+    w.errlen = errlen;
+    w.nseen = 0;
     char ptr[512] = "";
     if (errlen)
         err[0] = '\0';
