@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/base64.h"
 #include "core/json.h"
 #include "proto/engine.h"
 
@@ -19,55 +20,6 @@
 #define SENTINEL_TAIL "?="
 
 /* ==== values ============================================================= */
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-/* Strict RFC 4648 base64 with padding. `out` holds at least len / 4 * 3
- * bytes. Returns the decoded length, or -1. */
-static long b64_decode(const char *s, size_t len, unsigned char *out)
-{
-    if (len % 4 != 0)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
-        for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)s[i + k];
-            if (c == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-                continue;
-            }
-            if (pad) /* data after padding */
-                return -1;
-            v[k] = b64_value(c);
-            if (v[k] < 0)
-                return -1;
-        }
-        unsigned bits =
-            (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
-        out[n++] = (unsigned char)(bits >> 16);
-        if (pad < 2)
-            out[n++] = (unsigned char)(bits >> 8);
-        if (pad < 1)
-            out[n++] = (unsigned char)bits;
-    }
-    return (long)n;
-}
 
 static bool valid_utf8(const unsigned char *s, size_t len)
 {
@@ -134,7 +86,7 @@ static bool decode_value(const char *raw, hvalue *v)
         unsigned char *out = sn_malloc(n / 4 * 3 + 1);
         if (out == NULL)
             return false;
-        long got = b64_decode(raw + hl, n, out);
+        long got = sn_base64_decode(raw + hl, n, out);
         if (got < 0 || !valid_utf8(out, (size_t)got)) {
             sn_free(out);
             return false;
