@@ -158,7 +158,7 @@ static sn_err hmap_put(cc *c, hmap *m, const void *key, size_t klen, uint64_t h,
 static void *str_get(const hmap *m, const char *s)
 {
     size_t n = strlen(s);
-    hent *e = hmap_find(m, s, n, sn__hash_bytes(s, n));
+    hent *e = hmap_find(m, s, n, sn_jval_hash_key(s, n));
     return e ? e->val : NULL;
 }
 
@@ -168,7 +168,7 @@ static sn_err str_put(cc *c, hmap *m, const char *s, void *val)
     char *k = sn__arena_strndup(&c->tmp, s, n);
     if (k == NULL)
         return SN_ENOMEM;
-    return hmap_put(c, m, k, n, sn__hash_bytes(s, n), val);
+    return hmap_put(c, m, k, n, sn_jval_hash_key(s, n), val);
 }
 
 static entry *entry_of(const cc *c, const json_t *j)
@@ -484,7 +484,8 @@ static sn_err add_anchor(cc *c, entry *e, const char *kw, const json_t *v, bool 
     memcpy(full, e->base, bl);
     full[bl] = '#';
     memcpy(full + bl + 1, name, nl + 1);
-    sn_err err = hmap_put(c, &c->anchors, full, bl + nl + 1, sn__hash_bytes(full, bl + nl + 1), e);
+    sn_err err =
+        hmap_put(c, &c->anchors, full, bl + nl + 1, sn_jval_hash_key(full, bl + nl + 1), e);
     if (err || !dynamic)
         return err;
     uintptr_t id = (uintptr_t)str_get(&c->names, name);
@@ -786,7 +787,7 @@ static sn_err resolve_ref(cc *c, entry *e, const char *kw, const char *ref, entr
     } else {
         *hash = '#';
         size_t n = strlen(full);
-        hent *a = hmap_find(&c->anchors, full, n, sn__hash_bytes(full, n));
+        hent *a = hmap_find(&c->anchors, full, n, sn_jval_hash_key(full, n));
         if (a)
             *target = a->val;
     }
@@ -889,7 +890,10 @@ static sn_err keep_code(cc *c, pcre2_code *code)
     return SN_OK;
 }
 
-static sn_err keep_value(cc *c, const json_t *v, json_t **out)
+/* Keeps a copy of `v` (a const or enum value) and its view, which is what
+ * validation compares with. */
+static sn_err keep_value(cc *c, const entry *e, const char *kw, const json_t *v,
+                         const sn_jval **out)
 {
     sn_schema *s = c->s;
     if (s->nvalues == c->capvalues) {
@@ -904,8 +908,9 @@ static sn_err keep_value(cc *c, const json_t *v, json_t **out)
     if (copy == NULL)
         return SN_ENOMEM;
     s->values[s->nvalues++] = copy;
-    *out = copy;
-    return SN_OK;
+    sn_err err = sn_jval_build(&s->views, copy, out);
+    return err == SN_ELIMIT ? fail(c, SN_ELIMIT, e, kw, NULL, "%s value nests too deeply", kw)
+                            : err;
 }
 
 static sn_err regex_kw(cc *c, entry *e, const char *k, const char *sub, const char *src, size_t len,
@@ -968,12 +973,12 @@ static sn_err string_list(cc *c, entry *e, const char *k, const char *sub, const
 
 static sn__prop *slot_for(sn__props *p, const char *name, size_t len)
 {
-    uint64_t h = sn__hash_bytes(name, len);
+    uint64_t h = sn_jval_hash_key(name, len);
     for (size_t i = h & p->mask;; i = (i + 1) & p->mask) {
         sn__prop *s = &p->slots[i];
         if (s->name == NULL) {
             s->hash = h;
-            s->head = sn__name_head(name, len);
+            s->head = sn_jval_key_head(name, len);
             return s;
         }
         if (s->hash == h && s->len == len && memcmp(s->name, name, len) == 0)
@@ -1017,6 +1022,7 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
                 if (s->name == NULL)
                     return SN_ENOMEM;
                 s->len = len;
+                s->index = (uint32_t)n;
                 order[n++] = s;
             }
             s->child = node_of(c, json_object_iter_value(it));
@@ -1027,6 +1033,7 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
         if (s->name == NULL) {
             s->name = p->req[i];
             s->len = p->req_len[i];
+            s->index = (uint32_t)n;
             order[n++] = s;
         }
         s->required = true;
@@ -1149,29 +1156,23 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
     }
     v = kw(e, "const");
     if (val && v) {
-        json_t *copy;
-        err = keep_value(c, v, &copy);
+        const sn_jval *view;
+        err = keep_value(c, e, "const", v, &view);
         if (err)
             return err;
-        PUSH(SN__OP_CONST, SN__T_ANY)->u.value = copy;
+        PUSH(SN__OP_CONST, SN__T_ANY)->u.value = view;
     }
     v = kw(e, "enum");
     if (val && v) {
         if (!json_is_array(v))
             return fail(c, SN_ESCHEMA, e, "enum", NULL, "enum must be an array");
-        json_t *copy;
-        err = keep_value(c, v, &copy);
+        const sn_jval *view;
+        err = keep_value(c, e, "enum", v, &view);
         if (err)
             return err;
-        size_t n = json_array_size(copy);
-        const json_t **vals = sn__arena_alloc(&c->s->arena, (n + 1) * sizeof *vals);
-        if (vals == NULL)
-            return SN_ENOMEM;
-        for (size_t i = 0; i < n; i++)
-            vals[i] = json_array_get(copy, i);
         op = PUSH(SN__OP_ENUM, SN__T_ANY);
-        op->u.values.v = vals;
-        op->u.values.n = n;
+        op->u.values.v = view->u.a;
+        op->u.values.n = view->n;
     }
 
     /* 2. numbers */
@@ -1569,6 +1570,15 @@ static void shorten_list(const sn__node *const *v, size_t n)
         shorten((const sn__node **)&v[i]); /* arena memory, written only here */
 }
 
+static void shorten_prop(sn__prop *s)
+{
+    shorten(&s->child);
+    if (s->child && s->child->nops == 0) {
+        s->leaf = true;
+        s->leaf_types = s->child->types;
+    }
+}
+
 static void shorten_op(sn__op *op)
 {
     switch (op->kind) {
@@ -1576,9 +1586,9 @@ static void shorten_op(sn__op *op)
     case SN__OP_REQUIRED: {
         sn__props *p = (sn__props *)op->u.props; /* arena memory, written only here */
         for (size_t i = 0; i < p->nlist; i++)
-            shorten(&((sn__prop *)p->list)[i].child);
+            shorten_prop((sn__prop *)&p->list[i]);
         for (size_t i = 0; p->slots && i <= p->mask; i++)
-            shorten(&p->slots[i].child);
+            shorten_prop(&p->slots[i]);
         for (size_t i = 0; i < p->npats; i++)
             shorten(&((sn__patprop *)p->pats)[i].child);
         shorten(&p->additional);
@@ -1649,6 +1659,8 @@ static void shortcut_refs(cc *c, entry *all, entry *root)
         for (uint32_t i = 0; i < e->node->nops; i++)
             shorten_op((sn__op *)&e->node->ops[i]); /* arena memory, written only here */
         e->node->shape = shape_of(e->node);
+        if (e->node->shape == SN__SHAPE_OBJECT)
+            e->node->props = e->node->ops[0].u.props;
     }
     c->s->root = through_refs(root->node);
 }
@@ -1676,6 +1688,7 @@ void sn_schema_free(sn_schema *s)
     for (size_t i = 0; i < s->ncodes; i++)
         pcre2_code_free(s->codes[i]);
     sn_free(s->codes);
+    sn_jarena_free(&s->views);
     for (size_t i = 0; i < s->nvalues; i++)
         json_decref(s->values[i]);
     sn_free(s->values);

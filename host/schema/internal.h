@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/jval.h"
 #include "schema/schema.h"
 
 /* ---- instance type bits (an integer instance carries T_NUMBER too) ---- */
@@ -70,9 +71,12 @@ typedef struct sn__prop { /* one slot of the property hash table */
     const char *name;     /* NULL: empty slot */
     size_t len;
     uint64_t hash;
-    uint64_t head;         /* the first 8 bytes of the name (sn__name_head) */
+    uint64_t head;         /* sn_jval_key_head(name, len) */
     const sn__node *child; /* properties/<name>, or NULL when only required */
+    uint32_t index;        /* position in sn__props.list (schema order) */
     bool required;
+    bool leaf;          /* child has no ops: leaf_types is all there is to check */
+    uint8_t leaf_types; /* child->types, one load nearer */
 } sn__prop;
 
 typedef struct sn__patprop {
@@ -150,9 +154,9 @@ typedef struct sn__op {
         size_t count;
         const sn__regex *re;
         int format;
-        const json_t *value;
+        const sn_jval *value;
         struct {
-            const json_t *const *v;
+            const sn_jval *v; /* the enum's items */
             size_t n;
         } values;
         const sn__node *child;
@@ -206,7 +210,8 @@ enum {
 };
 
 struct sn__node {
-    const sn__op *ops; /* `type` is not an op: it is `types`, checked first */
+    const sn__op *ops;      /* `type` is not an op: it is `types`, checked first */
+    const sn__props *props; /* SN__SHAPE_OBJECT: ops[0].u.props, one load nearer */
     uint32_t nops;
     uint32_t res;  /* schema resource, for the dynamic scope */
     uint8_t types; /* SN__T_ANY when there is no `type` */
@@ -236,6 +241,7 @@ struct sn_schema {
     size_t ncodes;
     json_t **values; /* deep copies for const/enum; each json_decref'd */
     size_t nvalues;
+    sn_jarena views; /* the views of `values` that validation compares with */
     const sn__res *res;
     size_t nres;
     pcre2_general_context *gctx;
@@ -250,19 +256,11 @@ struct sn_schema {
 /* Compares an integer with a double exactly: <0, 0, >0. */
 int sn__cmp_int_double(json_int_t i, double d);
 
-/* JSON value equality with 1 == 1.0; -1 when `depth` nesting is exceeded. */
-int sn__json_equal(const json_t *a, const json_t *b, int depth);
-uint64_t sn__json_hash(const json_t *v, int depth);
-uint64_t sn__hash_bytes(const char *s, size_t len);
-
-/* The first (up to) 8 bytes of a name as one word, for quick comparison. */
-static inline uint64_t sn__name_head(const char *s, size_t len)
-{
-    uint64_t w = 0;
-    for (size_t i = 0; i < len && i < 8; i++)
-        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-    return w;
-}
+/* Value equality with 1 == 1.0; -1 when `depth` nesting is exceeded or
+ * the comparisons run out of *work (each costs one; objects whose keys are
+ * in another order cost a scan per key). */
+int sn__jval_equal(const sn_jval *a, const sn_jval *b, int depth, size_t *work);
+uint64_t sn__jval_hash(const sn_jval *v, int depth);
 
 /* Writes `n` as JSON would print it (shortest round-trip for reals). */
 void sn__num_format(const sn__num *n, char *buf, size_t size);

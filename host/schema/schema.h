@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "core/err.h"
+#include "core/jval.h"
 
 typedef struct sn_schema sn_schema; /* opaque */
 
@@ -39,8 +40,14 @@ sn_err sn_schema_compile(const json_t *doc, const sn_schema_options *opts, sn_sc
  * "value is less than the minimum of 1"). The first failure in a fixed
  * order is reported, so the same input always gives the same message.
  * SN_ELIMIT when the work bound was hit ("validation exceeded its work
- * limit"); SN_ENOMEM only off the success path (README.md, "Allocation"). */
+ * limit"). Validation walks a view of `instance` (sn_schema_check), built
+ * on the stack for up to ~128 values and on the heap past that. */
 sn_err sn_schema_validate(const sn_schema *schema, const json_t *instance, sn_diag *diag);
+
+/* sn_schema_validate() of a view (core/jval.h) made with sn_jval_build(),
+ * the form validation walks: what sn_schema_validate() does after building
+ * one. Never allocates on the success path. */
+sn_err sn_schema_check(const sn_schema *schema, const sn_jval *instance, sn_diag *diag);
 
 void sn_schema_free(sn_schema *schema); /* NULL is fine */
 

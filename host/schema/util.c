@@ -1,5 +1,5 @@
-/* Small pieces shared by compile.c and validate.c: the arena, JSON equality
- * and hashing (1 == 1.0), number printing and RFC 3986 reference resolution. */
+/* Small pieces shared by compile.c and validate.c: the arena, equality and
+ * hashing of values (1 == 1.0), number printing and RFC 3986 reference resolution. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,25 +59,6 @@ void sn__arena_free(sn__arena *a)
 
 /* ---- equality and hashing ---- */
 
-uint64_t sn__hash_bytes(const char *s, size_t len)
-{
-    /* Eight bytes a step: property names are hashed on the hot path. */
-    uint64_t h = 0x9e3779b97f4a7c15u ^ len;
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9u;
-        h ^= h >> 29;
-        s += 8;
-        len -= 8;
-    }
-    uint64_t w = 0;
-    for (size_t i = 0; i < len; i++)
-        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-    h = (h ^ w) * 0x94d049bb133111ebu;
-    return h ^ (h >> 31);
-}
-
 int sn__cmp_int_double(json_int_t i, double d)
 {
     if (d >= 9223372036854775808.0)
@@ -91,62 +72,71 @@ int sn__cmp_int_double(json_int_t i, double d)
     return frac > 0 ? -1 : frac < 0 ? 1 : 0;
 }
 
-static bool num_equal(const json_t *a, const json_t *b)
+static bool num_equal(const sn_jval *a, const sn_jval *b)
 {
-    if (json_is_integer(a) && json_is_integer(b))
-        return json_integer_value(a) == json_integer_value(b);
-    if (json_is_real(a) && json_is_real(b))
-        return json_real_value(a) == json_real_value(b);
-    if (json_is_integer(a))
-        return sn__cmp_int_double(json_integer_value(a), json_real_value(b)) == 0;
-    return sn__cmp_int_double(json_integer_value(b), json_real_value(a)) == 0;
+    if (a->type == SN_JV_INTEGER && b->type == SN_JV_INTEGER)
+        return a->u.i == b->u.i;
+    if (a->type == SN_JV_NUMBER && b->type == SN_JV_NUMBER)
+        return a->u.d == b->u.d;
+    if (a->type == SN_JV_INTEGER)
+        return sn__cmp_int_double(a->u.i, b->u.d) == 0;
+    return sn__cmp_int_double(b->u.i, a->u.d) == 0;
 }
 
-int sn__json_equal(const json_t *a, const json_t *b, int depth)
+/* The member of `b` with m's key: first at `hint` (objects written alike
+ * keep their order), then anywhere, each probe paid from *work. */
+static const sn_jval *member_like(const sn_jval *b, const sn_jmember *m, uint32_t hint,
+                                  size_t *work)
+{
+    const sn_jmember *x = &b->u.m[hint];
+    if (x->hash == m->hash && x->len == m->len && memcmp(x->key, m->key, m->len) == 0)
+        return &x->v;
+    for (uint32_t i = 0; i < b->n && *work; i++, (*work)--) {
+        x = &b->u.m[i];
+        if (x->hash == m->hash && x->len == m->len && memcmp(x->key, m->key, m->len) == 0)
+            return &x->v;
+    }
+    return NULL;
+}
+
+int sn__jval_equal(const sn_jval *a, const sn_jval *b, int depth, size_t *work)
 {
     if (a == b)
         return 1;
-    if (depth <= 0)
+    if (depth <= 0 || *work == 0)
         return -1;
-    json_type ta = json_typeof(a), tb = json_typeof(b);
-    bool na = ta == JSON_INTEGER || ta == JSON_REAL, nb = tb == JSON_INTEGER || tb == JSON_REAL;
-    if (na || nb)
-        return na && nb && num_equal(a, b);
-    if (ta != tb)
+    (*work)--;
+    if ((a->type | b->type) & SN_JV_NUMBER)
+        return (a->type & b->type & SN_JV_NUMBER) && num_equal(a, b);
+    if (a->type != b->type)
         return 0;
-    switch (ta) {
-    case JSON_STRING: {
-        size_t n = json_string_length(a);
-        return n == json_string_length(b) &&
-               memcmp(json_string_value(a), json_string_value(b), n) == 0;
-    }
-    case JSON_ARRAY: {
-        size_t n = json_array_size(a);
-        if (n != json_array_size(b))
+    switch (a->type) {
+    case SN_JV_STRING:
+        return a->n == b->n && memcmp(a->u.s, b->u.s, a->n) == 0;
+    case SN_JV_BOOL:
+        return a->truth == b->truth;
+    case SN_JV_ARRAY:
+        if (a->n != b->n)
             return 0;
-        for (size_t i = 0; i < n; i++) {
-            int r = sn__json_equal(json_array_get(a, i), json_array_get(b, i), depth - 1);
+        for (uint32_t i = 0; i < a->n; i++) {
+            int r = sn__jval_equal(&a->u.a[i], &b->u.a[i], depth - 1, work);
             if (r != 1)
                 return r;
         }
         return 1;
-    }
-    case JSON_OBJECT: {
-        if (json_object_size(a) != json_object_size(b))
+    case SN_JV_OBJECT:
+        if (a->n != b->n)
             return 0;
-        json_t *oa = (json_t *)a; /* iteration does not modify */
-        for (void *it = json_object_iter(oa); it; it = json_object_iter_next(oa, it)) {
-            const json_t *vb =
-                json_object_getn(b, json_object_iter_key(it), json_object_iter_key_len(it));
+        for (uint32_t i = 0; i < a->n; i++) {
+            const sn_jval *vb = member_like(b, &a->u.m[i], i, work);
             if (vb == NULL)
-                return 0;
-            int r = sn__json_equal(json_object_iter_value(it), vb, depth - 1);
+                return *work ? 0 : -1;
+            int r = sn__jval_equal(&a->u.m[i].v, vb, depth - 1, work);
             if (r != 1)
                 return r;
         }
         return 1;
-    }
-    default: /* null, true, false: same type is equal */
+    default: /* null */
         return 1;
     }
 }
@@ -161,43 +151,38 @@ static uint64_t mix(uint64_t h)
     return h;
 }
 
-uint64_t sn__json_hash(const json_t *v, int depth)
+uint64_t sn__jval_hash(const sn_jval *v, int depth)
 {
     if (depth <= 0)
         return 0;
-    switch (json_typeof(v)) {
-    case JSON_INTEGER:
-        return mix((uint64_t)json_integer_value(v));
-    case JSON_REAL: {
+    switch (v->type) {
+    case SN_JV_INTEGER:
+        return mix((uint64_t)v->u.i);
+    case SN_JV_NUMBER: {
         /* Integral reals hash like the integer they equal. */
-        double d = json_real_value(v);
+        double d = v->u.d;
         if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == floor(d))
             return mix((uint64_t)(json_int_t)d);
         uint64_t bits;
         memcpy(&bits, &d, sizeof bits);
         return mix(bits ^ 0x9e3779b97f4a7c15u);
     }
-    case JSON_STRING:
-        return sn__hash_bytes(json_string_value(v), json_string_length(v));
-    case JSON_ARRAY: {
+    case SN_JV_STRING:
+        return sn_jval_hash_key(v->u.s, v->n);
+    case SN_JV_ARRAY: {
         uint64_t h = 0xa5a5a5a5u;
-        for (size_t i = 0; i < json_array_size(v); i++)
-            h = mix(h ^ sn__json_hash(json_array_get(v, i), depth - 1));
+        for (uint32_t i = 0; i < v->n; i++)
+            h = mix(h ^ sn__jval_hash(&v->u.a[i], depth - 1));
         return h;
     }
-    case JSON_OBJECT: {
+    case SN_JV_OBJECT: {
         uint64_t h = 0x5a5a5a5au; /* order-independent: a sum of pair hashes */
-        json_t *o = (json_t *)v;
-        for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-            uint64_t k = sn__hash_bytes(json_object_iter_key(it), json_object_iter_key_len(it));
-            h += mix(k ^ sn__json_hash(json_object_iter_value(it), depth - 1));
-        }
+        for (uint32_t i = 0; i < v->n; i++)
+            h += mix(v->u.m[i].hash ^ sn__jval_hash(&v->u.m[i].v, depth - 1));
         return h;
     }
-    case JSON_TRUE:
-        return 1;
-    case JSON_FALSE:
-        return 2;
+    case SN_JV_BOOL:
+        return v->truth ? 1 : 2;
     default:
         return 3;
     }

@@ -1,4 +1,4 @@
-/* sn_schema_validate: walks the node graph over the instance. The first
+/* sn_schema_check: walks the node graph over the instance's view. The first
  * failing op, in the order of README.md, fills the diag; applicators that
  * expect failures (anyOf, oneOf, not, if, contains, propertyNames) run their
  * subschemas quietly. Nothing here allocates on the success path: instance
@@ -18,12 +18,6 @@
 #define EQ_DEPTH  2048 /* nesting compared by const, enum and uniqueItems */
 #define ANN_WORDS 4    /* stack bitset: 256 properties or items */
 
-typedef struct loc { /* an instance location: a step below `up` */
-    const struct loc *up;
-    const char *key; /* NULL: array index */
-    size_t len, index;
-} loc;
-
 typedef struct scope { /* the dynamic scope: resources entered, innermost first */
     const struct scope *up;
     uint32_t res;
@@ -36,6 +30,7 @@ typedef struct ann { /* evaluated children of one object or array */
 
 typedef struct vctx {
     const sn_schema *s;
+    const sn_jval *root; /* the instance: failures name a value below it */
     sn_diag *diag;
     size_t steps, max_steps;
     unsigned depth, quiet;
@@ -46,11 +41,9 @@ typedef struct vctx {
     int md_slot;
 } vctx;
 
-static inline bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a);
-static bool eval_shaped(vctx *c, const sn__node *n, const json_t *v, const loc *up, const char *key,
-                        size_t len, size_t index);
-static inline bool eval_child(vctx *c, const sn__node *n, const json_t *v, const loc *up,
-                              const char *key, size_t len, size_t index);
+static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a);
+static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v);
+static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v);
 
 /* ======================================================================
  * Failures
@@ -67,21 +60,48 @@ static char *utoa(size_t v, char *end)
     return p;
 }
 
-static void write_pointer(const loc *at, char *out, size_t cap)
+/* Finds `target` below `v`: on success path[0..*n) holds the member or
+ * item index taken at each level. */
+static bool find_path(const sn_jval *v, const sn_jval *target, uint32_t *path, size_t *n)
 {
-    const loc *chain[SN__EVAL_DEPTH + 1];
+    if (v == target)
+        return true;
+    if (*n >= SN_JVAL_MAX_DEPTH || !(v->type & (SN_JV_OBJECT | SN_JV_ARRAY)))
+        return false;
+    size_t depth = (*n)++;
+    for (uint32_t i = 0; i < v->n; i++) {
+        path[depth] = i;
+        if (find_path(v->type == SN_JV_OBJECT ? &v->u.m[i].v : &v->u.a[i], target, path, n))
+            return true;
+        *n = depth + 1;
+    }
+    *n = depth;
+    return false;
+}
+
+/* The JSON Pointer of `at`, a value of the instance (NULL: the root). A
+ * failure is rare next to the checks that pass, so locations are not
+ * tracked while validating: the pointer is found from the value. */
+static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t cap)
+{
+    uint32_t path[SN_JVAL_MAX_DEPTH];
     size_t n = 0, len = 0;
-    for (const loc *l = at; l && n < SN__EVAL_DEPTH; l = l->up)
-        chain[n++] = l;
     out[0] = '\0';
-    while (n > 0) {
-        const loc *l = chain[--n];
+    if (at == NULL || !find_path(c->root, at, path, &n))
+        return;
+    const sn_jval *v = c->root;
+    for (size_t d = 0; d < n; d++) {
         char num[24];
-        const char *p = l->key;
-        size_t plen = l->len;
-        if (p == NULL) {
-            p = utoa(l->index, num + sizeof num);
+        const char *p;
+        size_t plen;
+        if (v->type == SN_JV_OBJECT) {
+            p = v->u.m[path[d]].key;
+            plen = v->u.m[path[d]].len;
+            v = &v->u.m[path[d]].v;
+        } else {
+            p = utoa(path[d], num + sizeof num);
             plen = (size_t)(num + sizeof num - p);
+            v = &v->u.a[path[d]];
         }
         if (len + 1 >= cap)
             break;
@@ -98,10 +118,10 @@ static void write_pointer(const loc *at, char *out, size_t cap)
     }
 }
 
-static bool fail(vctx *c, const loc *at, const char *fmt, ...)
+static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static bool fail(vctx *c, const loc *at, const char *fmt, ...)
+static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
 {
     if (c->quiet || c->abort || c->diag == NULL)
         return false;
@@ -109,13 +129,13 @@ static bool fail(vctx *c, const loc *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(c->diag->message, sizeof c->diag->message, fmt, ap);
     va_end(ap);
-    write_pointer(at, c->diag->pointer, sizeof c->diag->pointer);
+    write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
     return false;
 }
 
 /* fail() for a message made of two fixed parts (`b` may be NULL): the
  * common failures are reported without formatting. */
-static bool fail2(vctx *c, const loc *at, const char *a, const char *b)
+static bool fail2(vctx *c, const sn_jval *at, const char *a, const char *b)
 {
     if (c->quiet || c->abort || c->diag == NULL)
         return false;
@@ -129,11 +149,11 @@ static bool fail2(vctx *c, const loc *at, const char *a, const char *b)
     if (lb)
         memcpy(m + la, b, lb);
     m[la + lb] = '\0';
-    write_pointer(at, c->diag->pointer, sizeof c->diag->pointer);
+    write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
     return false;
 }
 
-static bool fail_num(vctx *c, const loc *at, const char *msg, const sn__num *n)
+static bool fail_num(vctx *c, const sn_jval *at, const char *msg, const sn__num *n)
 {
     char num[40];
     const char *text = n->text;
@@ -144,12 +164,12 @@ static bool fail_num(vctx *c, const loc *at, const char *msg, const sn__num *n)
     return fail2(c, at, msg, text);
 }
 
-static bool fail_type(vctx *c, const loc *at)
+static bool fail_type(vctx *c, const sn_jval *at)
 {
     return fail2(c, at, "value is not one of the declared JSON types", NULL);
 }
 
-static bool stop(vctx *c, const loc *at, sn_err err)
+static bool stop(vctx *c, const sn_jval *at, sn_err err)
 {
     if (c->abort)
         return false;
@@ -157,19 +177,19 @@ static bool stop(vctx *c, const loc *at, sn_err err)
     if (c->diag) {
         snprintf(c->diag->message, sizeof c->diag->message, "%s",
                  err == SN_ENOMEM ? "out of memory" : "validation exceeded its work limit");
-        write_pointer(at, c->diag->pointer, sizeof c->diag->pointer);
+        write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
     }
     return false;
 }
 
 /* "a, b, c" from the names not present in `obj` (or all when obj is NULL). */
-static size_t missing_names(const json_t *obj, const char *const *names, const size_t *lens,
+static size_t missing_names(const sn_jval *obj, const char *const *names, const size_t *lens,
                             size_t n, char *buf, size_t cap)
 {
     size_t len = 0, count = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        if (json_object_getn(obj, names[i], lens[i]))
+        if (sn_jval_get(obj, names[i], lens[i]))
             continue;
         int w = snprintf(buf + len, cap - len, "%s%.*s", count ? ", " : "", (int)lens[i], names[i]);
         count++;
@@ -185,7 +205,7 @@ static size_t missing_names(const json_t *obj, const char *const *names, const s
  * Annotations
  * ====================================================================== */
 
-static bool ann_init(vctx *c, ann *x, uint64_t *buf, size_t n, const loc *at)
+static bool ann_init(vctx *c, ann *x, uint64_t *buf, size_t n, const sn_jval *at)
 {
     size_t words = (n + 63) / 64;
     x->all = false;
@@ -224,9 +244,9 @@ static void ann_merge(ann *dst, const ann *src, size_t n)
         dst->bits[w] |= src->bits[w];
 }
 
-static size_t children(const json_t *v)
+static size_t children(const sn_jval *v)
 {
-    return json_is_object(v) ? json_object_size(v) : json_array_size(v);
+    return v->type & (SN_JV_OBJECT | SN_JV_ARRAY) ? v->n : 0;
 }
 
 /* ======================================================================
@@ -237,39 +257,33 @@ static size_t children(const json_t *v)
  * a real is only checked for a zero fraction when the node accepts integers
  * but not numbers, the one case where SN__T_INTEGER decides (ops use
  * SN__T_NUMBER). */
-static inline unsigned type_bits(const json_t *v, unsigned types)
+static inline unsigned type_bits(const sn_jval *v, unsigned types)
 {
-    /* Indexed by json_type: OBJECT, ARRAY, STRING, INTEGER, REAL, TRUE, FALSE, NULL. */
-    static const uint8_t bits[] = {
-        SN__T_OBJECT, SN__T_ARRAY, SN__T_STRING, SN__T_INTEGER | SN__T_NUMBER,
-        SN__T_NUMBER, SN__T_BOOL,  SN__T_BOOL,   SN__T_NULL};
-    json_type t = json_typeof(v);
-    if (t == JSON_REAL && (types & (SN__T_INTEGER | SN__T_NUMBER)) == SN__T_INTEGER) {
-        double d = json_real_value(v);
-        return d == floor(d) ? SN__T_INTEGER | SN__T_NUMBER : SN__T_NUMBER;
-    }
-    return (unsigned)t < sizeof bits ? bits[t] : SN__T_NULL;
+    if (v->type == SN_JV_NUMBER && (types & (SN__T_INTEGER | SN__T_NUMBER)) == SN__T_INTEGER)
+        return v->u.d == floor(v->u.d) ? SN__T_INTEGER | SN__T_NUMBER : SN__T_NUMBER;
+    return v->type;
 }
 
-static int num_cmp(const json_t *v, const sn__num *b)
+static int num_cmp(const sn_jval *v, const sn__num *b)
 {
-    if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
+    if (v->type == SN_JV_INTEGER) {
+        json_int_t i = v->u.i;
         if (b->is_int)
             return i < b->i ? -1 : i > b->i;
         return sn__cmp_int_double(i, b->d);
     }
-    double d = json_real_value(v);
+    double d = v->u.d;
     if (b->is_int)
         return -sn__cmp_int_double(b->i, d);
     return d < b->d ? -1 : d > b->d;
 }
 
-static bool multiple_of(const json_t *v, const sn__num *m)
+static bool multiple_of(const sn_jval *v, const sn__num *m)
 {
-    if (json_is_integer(v) && m->is_int)
-        return json_integer_value(v) % m->i == 0;
-    double x = json_number_value(v), d = m->is_int ? (double)m->i : m->d;
+    if (v->type == SN_JV_INTEGER && m->is_int)
+        return v->u.i % m->i == 0;
+    double x = v->type == SN_JV_INTEGER ? (double)v->u.i : v->u.d,
+           d = m->is_int ? (double)m->i : m->d;
     double q = x / d;
     if (!isfinite(q))
         return fmod(x, d) == 0.0;
@@ -286,7 +300,7 @@ static size_t code_points(const char *s, size_t len, size_t stop_at)
 }
 
 /* 1 match, 0 no match, -1 stopped (c->abort set). */
-static int match(vctx *c, const sn__regex *re, const char *s, size_t len, const loc *at)
+static int match(vctx *c, const sn__regex *re, const char *s, size_t len, const sn_jval *at)
 {
     if (c->md == NULL) {
         sn__mdslot *pool = ((sn_schema *)c->s)->pool; /* the pool's flags are atomic */
@@ -312,6 +326,16 @@ static int match(vctx *c, const sn__regex *re, const char *s, size_t len, const 
     return -1;
 }
 
+/* sn__jval_equal, paid from the validation's steps: 1, 0, or -1 when
+ * out of steps or nesting. */
+static int equal(vctx *c, const sn_jval *a, const sn_jval *b)
+{
+    size_t work = c->steps < c->max_steps ? c->max_steps - c->steps : 0, left = work;
+    int r = sn__jval_equal(a, b, EQ_DEPTH, &left);
+    c->steps += work - left;
+    return r;
+}
+
 struct hx {
     uint64_t h;
     size_t i;
@@ -325,9 +349,9 @@ static int hx_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static bool unique(vctx *c, const json_t *v, const loc *at)
+static bool unique(vctx *c, const sn_jval *v, const sn_jval *at)
 {
-    size_t n = json_array_size(v);
+    size_t n = v->n;
     if (n < 2)
         return true;
     c->steps += n;
@@ -336,14 +360,14 @@ static bool unique(vctx *c, const json_t *v, const loc *at)
     if (h == NULL)
         return stop(c, at, SN_ENOMEM);
     for (size_t i = 0; i < n; i++)
-        h[i] = sn__json_hash(json_array_get(v, i), EQ_DEPTH);
+        h[i] = sn__jval_hash(&v->u.a[i], EQ_DEPTH);
     bool ok = true;
     if (n <= 64) {
         for (size_t i = 0; i < n && ok; i++) {
             for (size_t j = i + 1; j < n && ok; j++) {
                 if (h[i] != h[j])
                     continue;
-                int eq = sn__json_equal(json_array_get(v, i), json_array_get(v, j), EQ_DEPTH);
+                int eq = equal(c, &v->u.a[i], &v->u.a[j]);
                 if (eq < 0)
                     return stop(c, at, SN_ELIMIT);
                 ok = !eq;
@@ -364,7 +388,7 @@ static bool unique(vctx *c, const json_t *v, const loc *at)
     for (size_t i = 0; i < n && ok; i++) {
         for (size_t j = i + 1; j < n && p[j].h == p[i].h && ok; j++) {
             c->steps++;
-            int eq = sn__json_equal(json_array_get(v, p[i].i), json_array_get(v, p[j].i), EQ_DEPTH);
+            int eq = equal(c, &v->u.a[p[i].i], &v->u.a[p[j].i]);
             if (eq < 0) {
                 sn_free(p);
                 return stop(c, at, SN_ELIMIT);
@@ -374,6 +398,32 @@ static bool unique(vctx *c, const json_t *v, const loc *at)
     }
     sn_free(p);
     return ok ? true : fail(c, at, "array items are not unique");
+}
+
+/* The scalar ops decided inline, before scalar_op() is called for the
+ * message or the rest: 1 pass, 0 fail, -1 ask scalar_op(). */
+static inline int scalar_quick(const sn__op *op, const sn_jval *v)
+{
+    switch (op->kind) {
+    case SN__OP_MINIMUM:
+    case SN__OP_MAXIMUM:
+    case SN__OP_EXMIN:
+    case SN__OP_EXMAX: {
+        if (v->type != SN_JV_INTEGER || !op->u.num.is_int)
+            return -1;
+        json_int_t i = v->u.i, b = op->u.num.i;
+        return op->kind == SN__OP_MINIMUM   ? i >= b
+               : op->kind == SN__OP_MAXIMUM ? i <= b
+               : op->kind == SN__OP_EXMIN   ? i > b
+                                            : i < b;
+    }
+    case SN__OP_MINLEN:
+        return v->n >= op->u.count && code_points(v->u.s, v->n, op->u.count) >= op->u.count;
+    case SN__OP_MAXLEN:
+        return v->n <= op->u.count || code_points(v->u.s, v->n, op->u.count) <= op->u.count;
+    default:
+        return -1;
+    }
 }
 
 /* ======================================================================
@@ -399,12 +449,12 @@ static const sn__node *dyn_target(const vctx *c, const sn__op *op)
 }
 
 /* ======================================================================
- * Property names: a string that is not a json_t
+ * Property names: a string that is not a value
  * ====================================================================== */
 
-static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, const loc *at);
+static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, const sn_jval *at);
 
-static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const loc *at)
+static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const sn_jval *at)
 {
     if (!(n->types & SN__T_STRING))
         return false;
@@ -417,15 +467,14 @@ static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const
             ok = false;
             break;
         case SN__OP_CONST:
-            ok = json_is_string(op->u.value) && json_string_length(op->u.value) == len &&
-                 memcmp(json_string_value(op->u.value), s, len) == 0;
+            ok = op->u.value->type == SN_JV_STRING && op->u.value->n == len &&
+                 memcmp(op->u.value->u.s, s, len) == 0;
             break;
         case SN__OP_ENUM:
             ok = false;
             for (size_t i = 0; i < op->u.values.n && !ok; i++) {
-                const json_t *e = op->u.values.v[i];
-                ok = json_is_string(e) && json_string_length(e) == len &&
-                     memcmp(json_string_value(e), s, len) == 0;
+                const sn_jval *e = &op->u.values.v[i];
+                ok = e->type == SN_JV_STRING && e->n == len && memcmp(e->u.s, s, len) == 0;
             }
             break;
         case SN__OP_MINLEN:
@@ -484,7 +533,7 @@ static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const
     return true;
 }
 
-static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, const loc *at)
+static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, const sn_jval *at)
 {
     if (n->flags & SN__NODE_TRUE)
         return true;
@@ -505,8 +554,33 @@ static bool eval_name(vctx *c, const sn__node *n, const char *s, size_t len, con
  * Objects
  * ====================================================================== */
 
-static bool same_bytes(const char *a, const char *b, size_t n)
+static inline uint64_t load8(const char *p)
 {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint32_t load4(const char *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* memcmp() == 0 for the short keys of objects, a word at a time (the last
+ * word overlaps the one before rather than reading past the end). */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            if (load8(a + i) != load8(b + i))
+                return false;
+        }
+        return load8(a + n - 8) == load8(b + n - 8);
+    }
+    if (n >= 4)
+        return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
     for (size_t i = 0; i < n; i++) {
         if (a[i] != b[i])
             return false;
@@ -514,29 +588,31 @@ static bool same_bytes(const char *a, const char *b, size_t n)
     return true;
 }
 
-static const sn__prop *prop_lookup(const sn__props *p, const char *k, size_t len)
+/* Whether slot `s` is named like member `m`. */
+static inline bool same_key(const sn__prop *s, const sn_jmember *m)
 {
-    uint64_t head = sn__name_head(k, len);
-    if (p->nlist <= 8) {
-        /* A few names: comparing beats hashing. */
-        for (size_t i = 0; i < p->nlist; i++) {
-            const sn__prop *s = &p->list[i];
-            if (s->head == head && s->len == len && (len <= 8 || same_bytes(s->name, k, len)))
-                return s;
-        }
-        return NULL;
-    }
-    uint64_t h = sn__hash_bytes(k, len);
-    for (size_t i = h & p->mask;; i = (i + 1) & p->mask) {
-        const sn__prop *s = &p->slots[i];
+    return s->head == m->head && s->len == m->len &&
+           (m->len <= 8 || same_bytes(s->name + 8, m->key + 8, m->len - 8));
+}
+
+/* The declared property named like member `m`, the i-th of its object.
+ * Keys usually come in the schema's order, so list[i] is tried first;
+ * otherwise the view's hash of the key makes it one probe of the table
+ * (half empty at most). */
+static inline const sn__prop *prop_lookup(const sn__props *p, const sn_jmember *m, size_t i)
+{
+    if (i < p->nlist && same_key(&p->list[i], m))
+        return &p->list[i];
+    for (size_t k = m->hash & p->mask;; k = (k + 1) & p->mask) {
+        const sn__prop *s = &p->slots[k];
         if (s->name == NULL)
             return NULL;
-        if (s->hash == h && s->len == len && same_bytes(s->name, k, len))
+        if ((uint32_t)s->hash == m->hash && same_key(s, m))
             return s;
     }
 }
 
-static bool check_required(vctx *c, const sn__props *p, const json_t *v, const loc *at)
+static bool check_required(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at)
 {
     char buf[400];
     if (missing_names(v, p->req, p->req_len, p->nreq, buf, sizeof buf) == 0)
@@ -548,14 +624,14 @@ static bool check_required(vctx *c, const sn__props *p, const json_t *v, const l
  * list[0..i]: `required` comes first in the documented order, so a missing
  * property replaces the child's message. Only the names after `i` are left
  * to look up. */
-static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *at, size_t i,
+static bool props_fail(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at, size_t i,
                        size_t found)
 {
     if (p->nreq == 0 || c->quiet || c->abort)
         return false;
     for (size_t k = i + 1; k < p->nlist && found < p->nreq; k++) {
         const sn__prop *s = &p->list[k];
-        if (s->required && json_object_getn(v, s->name, s->len))
+        if (s->required && sn_jval_get(v, s->name, s->len))
             found++;
     }
     if (found < p->nreq)
@@ -567,25 +643,21 @@ static bool props_fail(vctx *c, const sn__props *p, const json_t *v, const loc *
  * required, in the documented order: `required`, then `properties` in schema
  * order, then patterns and additionalProperties per key in instance order.
  *
- * Pass 1: the declared names, in schema order, with direct lookups; counts
- * the instance keys that `properties` covers in *declared. */
-static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const loc *at,
-                           size_t *declared)
+ * Pass 1: the declared names, in schema order. */
+static bool props_declared(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at)
 {
-    size_t found = 0, nd = 0;
+    size_t found = 0;
     for (size_t i = 0; i < p->nlist; i++) {
         const sn__prop *s = &p->list[i];
-        const json_t *val = json_object_getn(v, s->name, s->len);
+        const sn_jval *val = sn_jval_get(v, s->name, s->len);
         if (val == NULL)
             continue;
         found += s->required;
         if (s->child == NULL)
             continue;
-        nd++;
-        if (!eval_child(c, s->child, val, at, s->name, s->len, 0))
+        if (!eval_child(c, s->child, val))
             return props_fail(c, p, v, at, i, found);
     }
-    *declared = nd;
     if (found < p->nreq)
         return check_required(c, p, v, at);
     return true;
@@ -593,8 +665,8 @@ static bool props_declared(vctx *c, const sn__props *p, const json_t *v, const l
 
 /* Evaluates `val` against every patternProperties schema whose pattern
  * matches key `k`: 1 if one matched, 0 if none, -1 on failure. */
-static int patterns(vctx *c, const sn__props *p, const char *k, size_t len, const json_t *val,
-                    const loc *here)
+static int patterns(vctx *c, const sn__props *p, const char *k, size_t len, const sn_jval *val,
+                    const sn_jval *here)
 {
     int matched = 0;
     for (size_t pi = 0; pi < p->npats; pi++) {
@@ -604,7 +676,7 @@ static int patterns(vctx *c, const sn__props *p, const char *k, size_t len, cons
         if (m == 0)
             continue;
         matched = 1;
-        if (!eval(c, p->pats[pi].child, val, here, NULL))
+        if (!eval(c, p->pats[pi].child, val, NULL))
             return -1;
     }
     return matched;
@@ -612,29 +684,27 @@ static int patterns(vctx *c, const sn__props *p, const char *k, size_t len, cons
 
 /* Pass 2: every other key, in instance order, against patternProperties and
  * additionalProperties. */
-static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *at)
+static bool props_rest(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at)
 {
-    json_t *o = (json_t *)v; /* iteration does not modify */
-    c->steps += json_object_size(v);
+    c->steps += v->n;
     if (c->steps > c->max_steps)
         return stop(c, at, SN_ELIMIT);
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
-        const sn__prop *s = p->nlist ? prop_lookup(p, k, len) : NULL;
+    for (const sn_jmember *m = v->u.m, *end = m + v->n; m < end; m++) {
+        const char *k = m->key;
+        size_t len = m->len;
+        const sn__prop *s = p->nlist ? prop_lookup(p, m, (size_t)(m - v->u.m)) : NULL;
         bool matched = s && s->child;
         if (matched && p->npats == 0)
             continue;
-        const json_t *val = json_object_iter_value(it);
-        loc here = {at, k, len, 0};
-        int pm = patterns(c, p, k, len, val, &here);
+        const sn_jval *val = &m->v;
+        int pm = patterns(c, p, k, len, val, val);
         if (pm < 0)
             return false;
         matched |= pm > 0;
         if (!matched && p->additional) {
             if (p->additional_false)
                 return fail(c, at, "property \"%.*s\" is not allowed", (int)len, k);
-            if (!eval(c, p->additional, val, &here, NULL))
+            if (!eval(c, p->additional, val, NULL))
                 return false;
         }
     }
@@ -643,33 +713,34 @@ static bool props_rest(vctx *c, const sn__props *p, const json_t *v, const loc *
 
 /* With patterns or annotations: one quiet pass over the instance's keys
  * that also marks annotations in `a`. */
-static bool props_scan(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
+static bool props_scan(vctx *c, const sn__props *p, const sn_jval *v, ann *a)
 {
-    json_t *o = (json_t *)v; /* iteration does not modify */
-    size_t found = 0, i = 0;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
-        const char *k = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
-        const json_t *val = json_object_iter_value(it);
-        loc here = {at, k, len, 0};
+    size_t found = 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const sn_jmember *m = &v->u.m[i];
+        const char *k = m->key;
+        size_t len = m->len;
+        const sn_jval *val = &m->v;
         bool matched = false;
         if (p->nlist) {
-            const sn__prop *s = prop_lookup(p, k, len);
+            const sn__prop *s = prop_lookup(p, m, (size_t)(m - v->u.m));
             if (s) {
                 found += s->required;
                 if (s->child) {
                     matched = true;
-                    if (!eval(c, s->child, val, &here, NULL))
+                    if (!eval_child(c, s->child, val))
                         return false;
                 }
             }
         }
-        int pm = patterns(c, p, k, len, val, &here);
-        if (pm < 0)
-            return false;
-        matched |= pm > 0;
+        if (p->npats) {
+            int pm = patterns(c, p, k, len, val, val);
+            if (pm < 0)
+                return false;
+            matched |= pm > 0;
+        }
         if (!matched && p->additional) {
-            if (p->additional_false || !eval(c, p->additional, val, &here, NULL))
+            if (p->additional_false || !eval(c, p->additional, val, NULL))
                 return false;
             matched = true;
         }
@@ -679,38 +750,94 @@ static bool props_scan(vctx *c, const sn__props *p, const json_t *v, const loc *
     return found == p->nreq;
 }
 
-static bool op_props(vctx *c, const sn__props *p, const json_t *v, const loc *at, ann *a)
+/* A check of the one pass failed at member `i`, the declared property
+ * `upto` of the list (p->nlist: another key), with `nreq` required names
+ * seen before it, and its message is in the diag. What the documented
+ * order puts first replaces it: a missing required name, then a failing
+ * declared property before `upto` in schema order among the members after
+ * `i` (those before it passed). */
+static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t i, size_t upto,
+                         size_t nreq)
 {
-    size_t declared;
-    if (p->npats == 0 && a == NULL) {
-        /* Direct lookups are the fast path (the work is one lookup per
-         * name); the keys only need a walk when there are more of them than
-         * `properties` covers. */
-        c->steps += p->nlist;
-        if (c->steps > c->max_steps)
-            return stop(c, at, SN_ELIMIT);
-        if (!props_declared(c, p, v, at, &declared))
-            return false;
-        return p->additional == NULL || json_object_size(v) == declared || props_rest(c, p, v, at);
+    if (c->quiet || c->abort)
+        return false;
+    const sn_jval *stack[64], **later = stack; /* later[k]: list[k]'s value after i */
+    if (p->nlist > 64 && (later = sn_malloc(p->nlist * sizeof *later)) == NULL)
+        return stop(c, v, SN_ENOMEM);
+    memset(later, 0, p->nlist * sizeof *later);
+    for (uint32_t j = i + 1; j < v->n; j++) {
+        const sn__prop *s = p->nlist ? prop_lookup(p, &v->u.m[j], j) : NULL;
+        if (s) {
+            nreq += s->required;
+            later[s->index] = &v->u.m[j].v;
+        }
     }
-    c->steps += json_object_size(v);
+    if (nreq < p->nreq) {
+        check_required(c, p, v, v);
+    } else {
+        for (size_t k = 0; k < upto; k++) {
+            const sn__node *child = p->list[k].child;
+            if (later[k] && child && !eval_child(c, child, later[k]))
+                break;
+        }
+    }
+    if (later != stack)
+        sn_free(later);
+    return false;
+}
+
+/* Without patterns or annotations: one pass over the instance's keys, each
+ * a probe of the property table, evaluating as it goes; a failure there is
+ * final once props_repair() found nothing to report first. */
+static bool props_one_pass(vctx *c, const sn__props *p, const sn_jval *v)
+{
+    size_t nreq = 0;
+    for (uint32_t i = 0; i < v->n; i++) {
+        const sn_jmember *m = &v->u.m[i];
+        const sn__prop *s = p->nlist ? prop_lookup(p, m, i) : NULL;
+        if (s) {
+            nreq += s->required;
+            if (s->child) {
+                if ((s->leaf && (s->leaf_types & type_bits(&m->v, s->leaf_types))) ||
+                    eval_child(c, s->child, &m->v))
+                    continue;
+                return props_repair(c, p, v, i, s->index, nreq);
+            }
+        }
+        if (p->additional == NULL)
+            continue;
+        if (p->additional_false)
+            fail(c, v, "property \"%.*s\" is not allowed", (int)m->len, m->key);
+        else if (eval_child(c, p->additional, &m->v))
+            continue;
+        return props_repair(c, p, v, i, p->nlist, nreq);
+    }
+    return nreq == p->nreq || check_required(c, p, v, v);
+}
+
+/* One quiet pass over the instance's keys (a probe of the property table
+ * each); only when it fails do the ordered passes run, to name the failure
+ * that comes first in the documented order. */
+static bool op_props(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at, ann *a)
+{
+    c->steps += v->n;
     if (c->steps > c->max_steps)
         return stop(c, at, SN_ELIMIT);
+    if (p->npats == 0 && a == NULL)
+        return props_one_pass(c, p, v);
     c->quiet++;
-    bool ok = props_scan(c, p, v, at, a);
+    bool ok = props_scan(c, p, v, a);
     c->quiet--;
     if (ok || c->abort || c->quiet)
         return ok;
-    /* Evaluation is deterministic: the ordered passes fail too, and name the
-     * failure that comes first in the documented order. */
-    return props_declared(c, p, v, at, &declared) && props_rest(c, p, v, at);
+    return props_declared(c, p, v, at) && props_rest(c, p, v, at);
 }
 
-static bool op_depreq(vctx *c, const sn__op *op, const json_t *v, const loc *at)
+static bool op_depreq(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at)
 {
     for (size_t i = 0; i < op->u.deps.n; i++) {
         const sn__dep *d = &op->u.deps.v[i];
-        if (json_object_getn(v, d->name, d->len) == NULL)
+        if (sn_jval_get(v, d->name, d->len) == NULL)
             continue;
         char buf[400];
         if (missing_names(v, d->req, d->req_len, d->nreq, buf, sizeof buf))
@@ -720,12 +847,11 @@ static bool op_depreq(vctx *c, const sn__op *op, const json_t *v, const loc *at)
     return true;
 }
 
-static bool op_propnames(vctx *c, const sn__node *n, const json_t *v, const loc *at)
+static bool op_propnames(vctx *c, const sn__node *n, const sn_jval *v, const sn_jval *at)
 {
-    json_t *o = (json_t *)v;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
+    for (const sn_jmember *m = v->u.m, *end = m + v->n; m < end; m++) {
+        const char *k = m->key;
+        size_t len = m->len;
         c->quiet++;
         bool ok = eval_name(c, n, k, len, at);
         c->quiet--;
@@ -737,19 +863,16 @@ static bool op_propnames(vctx *c, const sn__node *n, const json_t *v, const loc 
     return true;
 }
 
-static bool op_uneval_props(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_uneval_props(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
-    json_t *o = (json_t *)v;
-    size_t i = 0;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it), i++) {
+    for (uint32_t i = 0; i < v->n; i++) {
         if (ann_has(a, i))
             continue;
-        const char *k = json_object_iter_key(it);
-        size_t len = json_object_iter_key_len(it);
+        const char *k = v->u.m[i].key;
+        size_t len = v->u.m[i].len;
         if (op->u.uneval.is_false)
             return fail(c, at, "property \"%.*s\" is not allowed", (int)len, k);
-        loc here = {at, k, len, 0};
-        if (!eval(c, op->u.uneval.child, json_object_iter_value(it), &here, NULL))
+        if (!eval(c, op->u.uneval.child, &v->u.m[i].v, NULL))
             return false;
     }
     a->all = true;
@@ -760,15 +883,14 @@ static bool op_uneval_props(vctx *c, const sn__op *op, const json_t *v, const lo
  * Arrays
  * ====================================================================== */
 
-static bool op_items(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_items(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
-    size_t n = json_array_size(v), np = op->u.items.nprefix;
+    size_t n = v->n, np = op->u.items.nprefix;
     c->steps += n;
     if (c->steps > c->max_steps)
         return stop(c, at, SN_ELIMIT);
     for (size_t i = 0; i < n && i < np; i++) {
-        loc here = {at, NULL, 0, i};
-        if (!eval(c, op->u.items.prefix[i], json_array_get(v, i), &here, NULL))
+        if (!eval(c, op->u.items.prefix[i], &v->u.a[i], NULL))
             return false;
         if (a)
             ann_mark(a, i);
@@ -779,7 +901,7 @@ static bool op_items(vctx *c, const sn__op *op, const json_t *v, const loc *at, 
     if (op->u.items.items_false)
         return fail(c, at, "array has more items than allowed");
     for (size_t i = np; i < n; i++) {
-        if (!eval_child(c, items, json_array_get(v, i), at, NULL, 0, i))
+        if (!eval_child(c, items, &v->u.a[i]))
             return false;
     }
     if (a)
@@ -787,18 +909,17 @@ static bool op_items(vctx *c, const sn__op *op, const json_t *v, const loc *at, 
     return true;
 }
 
-static bool op_contains(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_contains(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
-    size_t n = json_array_size(v), hits = 0;
+    size_t n = v->n, hits = 0;
     size_t min = op->u.contains.min, max = op->u.contains.max;
     /* Without annotations or a maximum, stop at the minimum. */
     bool all = a != NULL || max != SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         if (!all && hits >= min)
             break;
-        loc here = {at, NULL, 0, i};
         c->quiet++;
-        bool ok = eval(c, op->u.contains.child, json_array_get(v, i), &here, NULL);
+        bool ok = eval(c, op->u.contains.child, &v->u.a[i], NULL);
         c->quiet--;
         if (c->abort)
             return false;
@@ -818,16 +939,15 @@ static bool op_contains(vctx *c, const sn__op *op, const json_t *v, const loc *a
     return true;
 }
 
-static bool op_uneval_items(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_uneval_items(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
-    size_t n = json_array_size(v);
+    size_t n = v->n;
     for (size_t i = 0; i < n; i++) {
         if (ann_has(a, i))
             continue;
         if (op->u.uneval.is_false)
             return fail(c, at, "array has more items than allowed");
-        loc here = {at, NULL, 0, i};
-        if (!eval(c, op->u.uneval.child, json_array_get(v, i), &here, NULL))
+        if (!eval(c, op->u.uneval.child, &v->u.a[i], NULL))
             return false;
     }
     a->all = true;
@@ -839,12 +959,12 @@ static bool op_uneval_items(vctx *c, const sn__op *op, const json_t *v, const lo
  * ====================================================================== */
 
 /* Evaluates `n` quietly; with `a`, its annotations are merged on success. */
-static bool try_branch(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a,
+static bool try_branch(vctx *c, const sn__node *n, const sn_jval *v, const sn_jval *at, ann *a,
                        bool merge)
 {
     c->quiet++;
     if (a == NULL) {
-        bool ok = eval(c, n, v, at, NULL);
+        bool ok = eval(c, n, v, NULL);
         c->quiet--;
         return ok;
     }
@@ -855,7 +975,7 @@ static bool try_branch(vctx *c, const sn__node *n, const json_t *v, const loc *a
         c->quiet--;
         return false;
     }
-    bool ok = eval(c, n, v, at, &t);
+    bool ok = eval(c, n, v, &t);
     c->quiet--;
     if (ok && merge)
         ann_merge(a, &t, nch);
@@ -863,7 +983,7 @@ static bool try_branch(vctx *c, const sn__node *n, const json_t *v, const loc *a
     return ok;
 }
 
-static bool op_anyof(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_anyof(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
     bool any = false;
     for (size_t i = 0; i < op->u.nodes.n; i++) {
@@ -878,7 +998,7 @@ static bool op_anyof(vctx *c, const sn__op *op, const json_t *v, const loc *at, 
     return any ? true : fail(c, at, "value does not match any of the allowed schemas");
 }
 
-static bool op_oneof(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_oneof(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
     size_t hits = 0, first = 0;
     for (size_t i = 0; i < op->u.nodes.n && hits < 2; i++) {
@@ -894,16 +1014,16 @@ static bool op_oneof(vctx *c, const sn__op *op, const json_t *v, const loc *at, 
     if (hits > 1)
         return fail(c, at, "value matches more than one schema in oneOf");
     /* Collect the annotations of the one passing branch. */
-    return a ? eval(c, op->u.nodes.v[first], v, at, a) : true;
+    return a ? eval(c, op->u.nodes.v[first], v, a) : true;
 }
 
-static bool op_if(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann *a)
+static bool op_if(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at, ann *a)
 {
     bool cond = try_branch(c, op->u.cond.cond, v, at, a, true);
     if (c->abort)
         return false;
     const sn__node *next = cond ? op->u.cond.then : op->u.cond.els;
-    return next == NULL || eval(c, next, v, at, a);
+    return next == NULL || eval(c, next, v, a);
 }
 
 /* ======================================================================
@@ -911,13 +1031,13 @@ static bool op_if(vctx *c, const sn__op *op, const json_t *v, const loc *at, ann
  * ====================================================================== */
 
 /* The ops that look at one value and never recurse (SN__NODE_SCALAR). */
-static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const loc *at)
+static inline bool scalar_op(vctx *c, const sn__op *op, const sn_jval *v, const sn_jval *at)
 {
     switch (op->kind) {
     case SN__OP_FALSE:
         return fail(c, at, "value is not allowed");
     case SN__OP_CONST: {
-        int eq = sn__json_equal(v, op->u.value, EQ_DEPTH);
+        int eq = equal(c, v, op->u.value);
         if (eq < 0)
             return stop(c, at, SN_ELIMIT);
         if (!eq)
@@ -926,9 +1046,8 @@ static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const l
     }
     case SN__OP_ENUM: {
         int eq = 0;
-        c->steps += op->u.values.n;
         for (size_t i = 0; i < op->u.values.n && eq == 0; i++)
-            eq = sn__json_equal(v, op->u.values.v[i], EQ_DEPTH);
+            eq = equal(c, v, &op->u.values.v[i]);
         if (eq < 0)
             return stop(c, at, SN_ELIMIT);
         if (!eq)
@@ -957,19 +1076,19 @@ static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const l
             return fail_num(c, at, "value is not a multiple of ", &op->u.num);
         break;
     case SN__OP_MINLEN: {
-        size_t len = json_string_length(v);
-        if (len < op->u.count || code_points(json_string_value(v), len, op->u.count) < op->u.count)
+        size_t len = v->n;
+        if (len < op->u.count || code_points(v->u.s, len, op->u.count) < op->u.count)
             return fail(c, at, "value is shorter than the minimum length of %zu", op->u.count);
         break;
     }
     case SN__OP_MAXLEN: {
-        size_t len = json_string_length(v);
-        if (len > op->u.count && code_points(json_string_value(v), len, op->u.count) > op->u.count)
+        size_t len = v->n;
+        if (len > op->u.count && code_points(v->u.s, len, op->u.count) > op->u.count)
             return fail(c, at, "value is longer than the maximum length of %zu", op->u.count);
         break;
     }
     case SN__OP_PATTERN: {
-        int m = match(c, op->u.re, json_string_value(v), json_string_length(v), at);
+        int m = match(c, op->u.re, v->u.s, v->n, at);
         if (m < 0)
             return false;
         if (m == 0)
@@ -977,8 +1096,7 @@ static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const l
         break;
     }
     case SN__OP_FORMAT: {
-        int f =
-            sn__format_check(c->s->gctx, op->u.format, json_string_value(v), json_string_length(v));
+        int f = sn__format_check(c->s->gctx, op->u.format, v->u.s, v->n);
         if (f < 0)
             return stop(c, at, SN_ENOMEM);
         if (f == 0)
@@ -991,27 +1109,19 @@ static inline bool scalar_op(vctx *c, const sn__op *op, const json_t *v, const l
     return true;
 }
 
-static bool run_scalar(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at)
-{
-    for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
-        if ((op->on & tb) && !scalar_op(c, op, v, at))
-            return false;
-    }
-    return true;
-}
-
-static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at, ann *a)
+static bool run_ops(vctx *c, const sn__node *n, const sn_jval *v, unsigned tb, const sn_jval *at,
+                    ann *a)
 {
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         if (!(op->on & tb))
             continue;
         switch (op->kind) {
         case SN__OP_MINPROPS:
-            if (json_object_size(v) < op->u.count)
+            if (v->n < op->u.count)
                 return fail(c, at, "object has fewer than %zu properties", op->u.count);
             break;
         case SN__OP_MAXPROPS:
-            if (json_object_size(v) > op->u.count)
+            if (v->n > op->u.count)
                 return fail(c, at, "object has more than %zu properties", op->u.count);
             break;
         case SN__OP_DEPREQ:
@@ -1033,16 +1143,16 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
         case SN__OP_DEPSCHEMAS:
             for (size_t i = 0; i < op->u.deps.n; i++) {
                 const sn__dep *d = &op->u.deps.v[i];
-                if (json_object_getn(v, d->name, d->len) && !eval(c, d->child, v, at, a))
+                if (sn_jval_get(v, d->name, d->len) && !eval(c, d->child, v, a))
                     return false;
             }
             break;
         case SN__OP_MINITEMS:
-            if (json_array_size(v) < op->u.count)
+            if (v->n < op->u.count)
                 return fail(c, at, "array has fewer than %zu items", op->u.count);
             break;
         case SN__OP_MAXITEMS:
-            if (json_array_size(v) > op->u.count)
+            if (v->n > op->u.count)
                 return fail(c, at, "array has more than %zu items", op->u.count);
             break;
         case SN__OP_ITEMS:
@@ -1059,12 +1169,12 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
             break;
         case SN__OP_REF:
         case SN__OP_DYNREF:
-            if (!eval(c, dyn_target(c, op), v, at, a))
+            if (!eval(c, dyn_target(c, op), v, a))
                 return false;
             break;
         case SN__OP_ALLOF:
             for (size_t i = 0; i < op->u.nodes.n; i++) {
-                if (!eval(c, op->u.nodes.v[i], v, at, a))
+                if (!eval(c, op->u.nodes.v[i], v, a))
                     return false;
             }
             break;
@@ -1107,7 +1217,8 @@ static bool run_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
 
 /* A node with unevaluated* over a matching instance collects its own
  * annotations; on success everything counts as evaluated for the caller. */
-static bool run_own(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at, ann *a)
+static bool run_own(vctx *c, const sn__node *n, const sn_jval *v, unsigned tb, const sn_jval *at,
+                    ann *a)
 {
     uint64_t buf[ANN_WORDS];
     ann own;
@@ -1121,11 +1232,10 @@ static bool run_own(vctx *c, const sn__node *n, const json_t *v, unsigned tb, co
 }
 
 /* The part of eval() past the type check, for nodes with ops. */
-static bool eval_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, const loc *at,
-                     ann *a)
+static bool eval_ops(vctx *c, const sn__node *n, const sn_jval *v, unsigned tb, ann *a)
 {
     if (++c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
-        return stop(c, at, SN_ELIMIT);
+        return stop(c, v, SN_ELIMIT);
     bool own = ((n->flags & SN__NODE_UNEVAL_PROPS) && (tb & SN__T_OBJECT)) ||
                ((n->flags & SN__NODE_UNEVAL_ITEMS) && (tb & SN__T_ARRAY));
     c->depth++;
@@ -1135,10 +1245,10 @@ static bool eval_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, c
         const scope *saved = c->scope;
         if (saved == NULL || saved->res != n->res)
             c->scope = &f;
-        ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
+        ok = own ? run_own(c, n, v, tb, v, a) : run_ops(c, n, v, tb, v, a);
         c->scope = saved;
     } else {
-        ok = own ? run_own(c, n, v, tb, at, a) : run_ops(c, n, v, tb, at, a);
+        ok = own ? run_own(c, n, v, tb, v, a) : run_ops(c, n, v, tb, v, a);
     }
     c->depth--;
     return ok;
@@ -1146,79 +1256,82 @@ static bool eval_ops(vctx *c, const sn__node *n, const json_t *v, unsigned tb, c
 
 /* Inlined into every caller: most children are leaves such as
  * {"type":"string"}, checked here without a call. */
-static inline bool eval(vctx *c, const sn__node *n, const json_t *v, const loc *at, ann *a)
+static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a)
 {
     if (n->flags & SN__NODE_TRUE)
         return true;
     unsigned tb = type_bits(v, n->types);
     if (!(n->types & tb))
-        return fail_type(c, at);
+        return fail_type(c, v);
     if (n->nops == 0)
         return true;
-    return eval_ops(c, n, v, tb, at, a);
+    return eval_ops(c, n, v, tb, a);
 }
 
-/* eval() of a property or item of `up` (key NULL: item `index`), without
- * annotations. Inlined: leaves such as {"type":"string"} are checked here
- * without a call, and the location is only built when it is needed. */
-static inline bool eval_child(vctx *c, const sn__node *n, const json_t *v, const loc *up,
-                              const char *key, size_t len, size_t index)
+/* eval() of a property or item, without annotations. Inlined: leaves such
+ * as {"type":"string"} or {"minimum":1} are checked here without a call. */
+static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v)
 {
-    if (n->nops)
-        return eval_shaped(c, n, v, up, key, len, index);
-    if (n->flags & SN__NODE_TRUE)
-        return true;
-    if (n->types & type_bits(v, n->types))
-        return true;
-    loc here = {up, key, len, index};
-    return fail_type(c, &here);
+    if (n->nops == 0)
+        return (n->flags & SN__NODE_TRUE) || (n->types & type_bits(v, n->types)) || fail_type(c, v);
+    if (!(n->flags & SN__NODE_SCALAR))
+        return eval_shaped(c, n, v);
+    unsigned tb = type_bits(v, n->types);
+    if (!(n->types & tb))
+        return fail_type(c, v);
+    if (++c->steps > c->max_steps)
+        return stop(c, v, SN_ELIMIT);
+    for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
+        /* scalar_op() decides what scalar_quick() can't, and names failures. */
+        if ((op->on & tb) && scalar_quick(op, v) <= 0 && !scalar_op(c, op, v, v))
+            return false;
+    }
+    return true;
 }
 
 /* The shapes of compile.c's shape_of(), run without walking the ops; this is
  * the whole evaluator for schemas made of objects, arrays and scalars.
  * Everything else goes through eval_ops(). The ops and messages are those
  * of run_ops(), op_props() and op_items(). */
-static bool eval_shaped(vctx *c, const sn__node *n, const json_t *v, const loc *up, const char *key,
-                        size_t len, size_t index)
+static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
 {
-    loc here = {up, key, len, index};
     unsigned tb = type_bits(v, n->types);
     if (!(n->types & tb))
-        return fail_type(c, &here);
-    if (n->flags & SN__NODE_SCALAR) {
-        /* No recursion: the step still counts, the depth can't grow. */
-        if (++c->steps > c->max_steps)
-            return stop(c, &here, SN_ELIMIT);
-        return run_scalar(c, n, v, tb, &here);
-    }
+        return fail_type(c, v);
     bool object = n->shape == SN__SHAPE_OBJECT && (tb & SN__T_OBJECT);
     bool array = n->shape == SN__SHAPE_ARRAY && (tb & SN__T_ARRAY);
     if (!object && !array) {
         if (n->shape != SN__SHAPE_GENERIC)
             return true; /* no op applies to this type */
-        return eval_ops(c, n, v, tb, &here, NULL);
+        return eval_ops(c, n, v, tb, NULL);
     }
-    if (++c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
-        return stop(c, &here, SN_ELIMIT);
+    c->steps += 1 + v->n; /* as op_props() and op_items() count */
+    if (c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
+        return stop(c, v, SN_ELIMIT);
     c->depth++;
     bool ok = true;
     if (object) {
-        ok = op_props(c, n->ops[0].u.props, v, &here, NULL);
+        ok = props_one_pass(c, n->props, v);
     } else {
         for (const sn__op *op = n->ops, *end = op + n->nops; op < end && ok; op++) {
-            if (op->kind == SN__OP_MINITEMS && json_array_size(v) < op->u.count)
-                ok = fail(c, &here, "array has fewer than %zu items", op->u.count);
-            else if (op->kind == SN__OP_MAXITEMS && json_array_size(v) > op->u.count)
-                ok = fail(c, &here, "array has more than %zu items", op->u.count);
+            if (op->kind == SN__OP_MINITEMS && v->n < op->u.count)
+                ok = fail(c, v, "array has fewer than %zu items", op->u.count);
+            else if (op->kind == SN__OP_MAXITEMS && v->n > op->u.count)
+                ok = fail(c, v, "array has more than %zu items", op->u.count);
             else if (op->kind == SN__OP_ITEMS)
-                ok = op_items(c, op, v, &here, NULL);
+                for (uint32_t i = 0; i < v->n && ok; i++)
+                    ok = eval_child(c, op->u.items.items, &v->u.a[i]);
         }
     }
     c->depth--;
     return ok;
 }
 
-sn_err sn_schema_validate(const sn_schema *s, const json_t *instance, sn_diag *diag)
+/* ======================================================================
+ * Entry points
+ * ====================================================================== */
+
+sn_err sn_schema_check(const sn_schema *s, const sn_jval *instance, sn_diag *diag)
 {
     if (diag) {
         diag->message[0] = '\0';
@@ -1229,9 +1342,13 @@ sn_err sn_schema_validate(const sn_schema *s, const json_t *instance, sn_diag *d
         sn_diag_set(diag, "no schema or instance");
         return SN_EINVAL;
     }
-    vctx c = {
-        .s = s, .diag = diag, .max_steps = s->max_steps, .dynamic = s->dynamic, .md_slot = -1};
-    bool ok = eval(&c, s->root, instance, NULL, NULL);
+    vctx c = {.s = s,
+              .root = instance,
+              .diag = diag,
+              .max_steps = s->max_steps,
+              .dynamic = s->dynamic,
+              .md_slot = -1};
+    bool ok = eval(&c, s->root, instance, NULL);
     if (c.md) {
         if (c.md_slot >= 0)
             atomic_flag_clear(&((sn_schema *)s)->pool[c.md_slot].busy);
@@ -1241,4 +1358,23 @@ sn_err sn_schema_validate(const sn_schema *s, const json_t *instance, sn_diag *d
     if (c.abort)
         return c.abort;
     return ok ? SN_OK : SN_EVALIDATE;
+}
+
+sn_err sn_schema_validate(const sn_schema *s, const json_t *instance, sn_diag *diag)
+{
+    _Alignas(16) char first[4096]; /* ~100 values: most arguments need no heap */
+    sn_jarena arena;
+    sn_jarena_init(&arena, first, sizeof first);
+    const sn_jval *view = NULL;
+    sn_err err = instance ? sn_jval_build(&arena, instance, &view) : SN_OK;
+    if (err == SN_OK) {
+        err = sn_schema_check(s, view, diag);
+    } else if (diag) {
+        diag->pointer[0] = '\0';
+        diag->offset = 0;
+        snprintf(diag->message, sizeof diag->message, "%s",
+                 err == SN_ENOMEM ? "out of memory" : "validation exceeded its work limit");
+    }
+    sn_jarena_free(&arena);
+    return err;
 }

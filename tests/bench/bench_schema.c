@@ -1,6 +1,10 @@
 /* Validator throughput: validations per second for each case of
  * schema_cases.json (the same file bench_schema.mjs reads for Ajv). Prints
- * one "name<TAB>ops/s" line per case: the median of ROUNDS timed rounds.
+ * per case the median of ROUNDS timed rounds of
+ *   name<TAB>ops/s        sn_schema_check() of the instance's view, the
+ *                         validator's input (as Ajv's is a parsed JS value);
+ *   name/json<TAB>ops/s   sn_schema_validate() of the Jansson value: the
+ *                         view built each time, then checked.
  * Usage: bench_schema [schema_cases.json] */
 #include <jansson.h>
 #include <stdio.h>
@@ -26,19 +30,39 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Runs batches until ROUND_NS passes; returns validations per second. */
-static double round_rate(const sn_schema *s, const json_t *inst, long batch)
+/* Runs batches until ROUND_NS passes; returns validations per second.
+ * With `view`, checks it; without, validates `inst`. */
+static double round_rate(const sn_schema *s, const json_t *inst, const sn_jval *view, long batch)
 {
     long n = 0;
     double t0 = now_ns(), t = t0;
     sn_diag d;
     while (t - t0 < ROUND_NS) {
-        for (long i = 0; i < batch; i++)
-            sn_schema_validate(s, inst, &d);
+        if (view) {
+            for (long i = 0; i < batch; i++)
+                sn_schema_check(s, view, &d);
+        } else {
+            for (long i = 0; i < batch; i++)
+                sn_schema_validate(s, inst, &d);
+        }
         n += batch;
         t = now_ns();
     }
     return (double)n * 1e9 / (t - t0);
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static void report(const char *name, const char *suffix, const sn_schema *s, const json_t *inst,
+                   const sn_jval *view)
+{
+    round_rate(s, inst, view, 1000); /* warm-up */
+    double rates[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++)
+        rates[r] = round_rate(s, inst, view, 1000);
+    qsort(rates, ROUNDS, sizeof rates[0], cmp_double);
+    printf("%s%s\t%.0f\n", name, suffix, rates[ROUNDS / 2]);
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -80,13 +104,16 @@ int main(int argc, char **argv)
                     d.message);
             rc = 1;
         }
-        round_rate(s, inst, 1000); /* warm-up */
-        double rates[ROUNDS];
-        for (int r = 0; r < ROUNDS; r++)
-            rates[r] = round_rate(s, inst, 1000);
-        qsort(rates, ROUNDS, sizeof rates[0], cmp_double);
-        printf("%s\t%.0f\n", name, rates[ROUNDS / 2]);
-        fflush(stdout);
+        sn_jarena arena;
+        sn_jarena_init(&arena, NULL, 0);
+        const sn_jval *view;
+        if (sn_jval_build(&arena, inst, &view) != SN_OK) {
+            fprintf(stderr, "bench_schema: %s: no view\n", name);
+            return 1;
+        }
+        report(name, "", s, inst, view);
+        report(name, "/json", s, inst, NULL);
+        sn_jarena_free(&arena);
         sn_schema_free(s);
     }
     json_decref(doc);

@@ -279,6 +279,60 @@ Test(schema, gives_the_same_message_every_time, .init = mem_begin, .fini = mem_e
     json_decref(doc);
 }
 
+/* Keys are walked in the instance's order; the failure reported is still
+ * the first in the documented order (README.md). */
+Test(schema, reports_in_the_documented_order_whatever_the_key_order, .init = mem_begin,
+     .fini = mem_end)
+{
+    static const struct {
+        const char *schema, *instance, *pointer, *message;
+    } cases[] = {
+        {"{\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"type\":\"string\"}},"
+         "\"required\":[\"c\"]}",
+         "{\"b\":1,\"a\":2}", "", "missing required properties: c"},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"properties\":{\"x\":"
+         "{\"type\":\"integer\"}}}},\"additionalProperties\":false}",
+         "{\"z\":0,\"b\":{\"x\":\"s\"},\"a\":1}", "/a",
+         "value is not one of the declared JSON types"},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{\"properties\":{\"x\":"
+         "{\"type\":\"integer\"}}}},\"additionalProperties\":false}",
+         "{\"z\":0,\"a\":\"ok\",\"b\":{\"x\":\"s\"}}", "/b/x",
+         "value is not one of the declared JSON types"},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"}},\"additionalProperties\":false}",
+         "{\"a\":\"ok\",\"z\":0,\"y\":0}", "", "property \"z\" is not allowed"},
+        {"{\"properties\":{\"a\":{\"type\":\"string\"}},\"additionalProperties\":"
+         "{\"type\":\"integer\"}}",
+         "{\"y\":\"s\",\"a\":1}", "/a", "value is not one of the declared JSON types"},
+        {"{\"properties\":{\"a\":{\"minimum\":1}},\"required\":[\"a\",\"b\"]}", "{\"a\":0,\"c\":1}",
+         "", "missing required properties: b"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sn_diag d;
+        cr_assert_eq(run(cases[i].schema, cases[i].instance, &d), SN_EVALIDATE, "case %zu", i);
+        cr_assert_str_eq(d.pointer, cases[i].pointer, "case %zu", i);
+        cr_assert_str_eq(d.message, cases[i].message, "case %zu", i);
+    }
+}
+
+/* Over 64 declared names the repair step keeps its table on the heap. */
+Test(schema, reports_in_schema_order_for_many_properties, .init = mem_begin, .fini = mem_end)
+{
+    char schema[4096] = "{\"properties\":{", inst[4096] = "{";
+    size_t ls = strlen(schema), li = 1;
+    for (int i = 0; i < 70; i++)
+        ls += (size_t)snprintf(schema + ls, sizeof schema - ls,
+                               "%s\"p%02d\":{\"type\":\"integer\"}", i ? "," : "", i);
+    snprintf(schema + ls, sizeof schema - ls, "}}");
+    for (int i = 69; i >= 0; i--) /* the instance lists the keys backwards */
+        li += (size_t)snprintf(inst + li, sizeof inst - li, "%s\"p%02d\":%s", i < 69 ? "," : "", i,
+                               i == 5 || i == 60 ? "\"x\"" : "1");
+    snprintf(inst + li, sizeof inst - li, "}");
+    sn_diag d;
+    cr_assert_eq(run(schema, inst, &d), SN_EVALIDATE);
+    cr_assert_str_eq(d.pointer, "/p05");
+    cr_assert_str_eq(d.message, "value is not one of the declared JSON types");
+}
+
 /* ---- references ---- */
 
 static json_t *resolve_one(void *ud, const char *uri)
@@ -533,6 +587,37 @@ Test(schema, validates_without_allocating, .init = mem_begin, .fini = mem_end)
     sn_schema_free(s);
     json_decref(inst);
     json_decref(doc);
+}
+
+/* A compiled schema checks a view of any size without allocating. */
+Test(schema, checks_a_view_without_allocating, .init = mem_begin, .fini = mem_end)
+{
+    json_t *inst = parse("{\"customer\":{\"id\":\"c-1\"},\"lines\":[]}");
+    json_t *lines = json_object_get(inst, "lines");
+    for (int i = 0; i < 500; i++)
+        json_array_append_new(lines, json_pack("{s:s, s:i}", "sku", "A-1", "quantity", i + 1));
+    sn_schema *s = NULL;
+    sn_diag d;
+    cr_assert_eq(compile_with(ORDER_SCHEMA, NULL, &s, &d), SN_OK, "%s", d.message);
+    sn_jarena arena;
+    sn_jarena_init(&arena, NULL, 0);
+    const sn_jval *view;
+    cr_assert_eq(sn_jval_build(&arena, inst, &view), SN_OK);
+    size_t live = mem_live();
+    mem_fail_at(1);
+    cr_assert_eq(sn_schema_check(s, view, &d), SN_OK, "%s at %s", d.message, d.pointer);
+    mem_fail_at(0);
+    cr_assert_eq(mem_live(), live);
+    /* The last item fails: its pointer is found from the value. */
+    json_object_set_new(json_array_get(lines, 499), "quantity", json_integer(0));
+    sn_jarena_reset(&arena);
+    cr_assert_eq(sn_jval_build(&arena, inst, &view), SN_OK);
+    cr_assert_eq(sn_schema_check(s, view, &d), SN_EVALIDATE);
+    cr_assert_str_eq(d.pointer, "/lines/499/quantity");
+    cr_assert_str_eq(d.message, "value is less than the minimum of 1");
+    sn_jarena_free(&arena);
+    sn_schema_free(s);
+    json_decref(inst);
 }
 
 Test(schema, frees_null, .init = mem_begin, .fini = mem_end)

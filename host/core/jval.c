@@ -1,0 +1,171 @@
+/* sn_jval: building read-only views of Jansson values (jval.h). */
+#include "core/jval.h"
+
+#include <string.h>
+
+#include "core/alloc.h"
+
+#define CHUNK_MIN 8192
+
+struct sn_jchunk {
+    sn_jchunk *next;
+    size_t size; /* bytes after the header */
+    _Alignas(16) char data[];
+};
+
+void sn_jarena_init(sn_jarena *a, void *buf, size_t size)
+{
+    *a = (sn_jarena){.first = buf, .first_size = buf ? size : 0};
+    sn_jarena_reset(a);
+}
+
+void sn_jarena_reset(sn_jarena *a)
+{
+    a->next = a->heap;
+    if (a->first) {
+        a->at = a->first;
+        a->end = a->first + a->first_size;
+    } else {
+        a->at = a->end = NULL;
+    }
+}
+
+void sn_jarena_free(sn_jarena *a)
+{
+    for (sn_jchunk *c = a->heap, *next; c; c = next) {
+        next = c->next;
+        sn_free(c);
+    }
+    a->heap = a->next = NULL;
+    sn_jarena_reset(a);
+}
+
+/* Moves to the next kept chunk that fits `size`, or allocates one. Kept
+ * chunks that are too small are skipped for this build, not freed. */
+static void *arena_slow(sn_jarena *a, size_t size)
+{
+    while (a->next) {
+        sn_jchunk *c = a->next;
+        a->next = c->next;
+        if (c->size >= size) {
+            a->at = c->data + size;
+            a->end = c->data + c->size;
+            return c->data;
+        }
+    }
+    size_t want = size > CHUNK_MIN ? size : CHUNK_MIN;
+    sn_jchunk *c = sn_malloc(sizeof *c + want);
+    if (c == NULL)
+        return NULL;
+    c->size = want;
+    /* Appended, so that after a reset the chunks are reused in the order
+     * they filled. */
+    c->next = NULL;
+    sn_jchunk **tail = &a->heap;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = c;
+    a->at = c->data + size;
+    a->end = c->data + c->size;
+    return c->data;
+}
+
+static inline void *arena_alloc(sn_jarena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (a->at && (size_t)(a->end - a->at) >= size) {
+        void *p = a->at;
+        a->at += size;
+        return p;
+    }
+    return arena_slow(a, size);
+}
+
+static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
+{
+    switch (json_typeof(src)) {
+    case JSON_OBJECT: {
+        size_t n = json_object_size(src);
+        if (depth >= SN_JVAL_MAX_DEPTH || n > UINT32_MAX)
+            return SN_ELIMIT;
+        sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : NULL;
+        if (n && m == NULL)
+            return SN_ENOMEM;
+        *out = (sn_jval){.type = SN_JV_OBJECT, .n = (uint32_t)n, .u.m = m};
+        json_t *o = (json_t *)src; /* iteration does not modify */
+        size_t i = 0;
+        for (void *it = json_object_iter(o); it && i < n; it = json_object_iter_next(o, it), i++) {
+            size_t len = json_object_iter_key_len(it);
+            if (len > UINT32_MAX)
+                return SN_ELIMIT;
+            m[i].key = json_object_iter_key(it);
+            m[i].len = (uint32_t)len;
+            m[i].head = sn_jval_key_head(m[i].key, len);
+            m[i].hash = (uint32_t)sn_jval_hash_key(m[i].key, len);
+            sn_err err = build(a, json_object_iter_value(it), &m[i].v, depth + 1);
+            if (err)
+                return err;
+        }
+        return SN_OK;
+    }
+    case JSON_ARRAY: {
+        size_t n = json_array_size(src);
+        if (depth >= SN_JVAL_MAX_DEPTH || n > UINT32_MAX)
+            return SN_ELIMIT;
+        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : NULL;
+        if (n && items == NULL)
+            return SN_ENOMEM;
+        *out = (sn_jval){.type = SN_JV_ARRAY, .n = (uint32_t)n, .u.a = items};
+        for (size_t i = 0; i < n; i++) {
+            sn_err err = build(a, json_array_get(src, i), &items[i], depth + 1);
+            if (err)
+                return err;
+        }
+        return SN_OK;
+    }
+    case JSON_STRING: {
+        size_t len = json_string_length(src);
+        if (len > UINT32_MAX)
+            return SN_ELIMIT;
+        *out = (sn_jval){.type = SN_JV_STRING, .n = (uint32_t)len, .u.s = json_string_value(src)};
+        return SN_OK;
+    }
+    case JSON_INTEGER:
+        *out = (sn_jval){.type = SN_JV_INTEGER, .u.i = json_integer_value(src)};
+        return SN_OK;
+    case JSON_REAL:
+        *out = (sn_jval){.type = SN_JV_NUMBER, .u.d = json_real_value(src)};
+        return SN_OK;
+    case JSON_TRUE:
+        *out = (sn_jval){.type = SN_JV_BOOL, .truth = true};
+        return SN_OK;
+    case JSON_FALSE:
+        *out = (sn_jval){.type = SN_JV_BOOL};
+        return SN_OK;
+    default:
+        *out = (sn_jval){.type = SN_JV_NULL};
+        return SN_OK;
+    }
+}
+
+sn_err sn_jval_build(sn_jarena *a, const json_t *src, const sn_jval **out)
+{
+    sn_jval *root = arena_alloc(a, sizeof *root);
+    if (root == NULL)
+        return SN_ENOMEM;
+    sn_err err = build(a, src, root, 0);
+    if (err == SN_OK)
+        *out = root;
+    return err;
+}
+
+const sn_jval *sn_jval_get(const sn_jval *obj, const char *key, size_t len)
+{
+    uint32_t h = (uint32_t)sn_jval_hash_key(key, len);
+    for (uint32_t i = 0; i < obj->n; i++) {
+        const sn_jmember *m = &obj->u.m[i];
+        if (m->hash == h && m->len == len && memcmp(m->key, key, len) == 0)
+            return &m->v;
+    }
+    return NULL;
+}
