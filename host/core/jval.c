@@ -81,48 +81,13 @@ static inline void *arena_alloc(sn_jarena *a, size_t size)
     return arena_slow(a, size);
 }
 
-static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
+static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth);
+
+/* The view of `src` in *out; containers recurse, the rest is done here so
+ * that most values cost no call of ours. */
+static inline sn_err value(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
 {
     switch (json_typeof(src)) {
-    case JSON_OBJECT: {
-        size_t n = json_object_size(src);
-        if (depth >= SN_JVAL_MAX_DEPTH || n > UINT32_MAX)
-            return SN_ELIMIT;
-        sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : NULL;
-        if (n && m == NULL)
-            return SN_ENOMEM;
-        *out = (sn_jval){.type = SN_JV_OBJECT, .n = (uint32_t)n, .u.m = m};
-        json_t *o = (json_t *)src; /* iteration does not modify */
-        size_t i = 0;
-        for (void *it = json_object_iter(o); it && i < n; it = json_object_iter_next(o, it), i++) {
-            size_t len = json_object_iter_key_len(it);
-            if (len > UINT32_MAX)
-                return SN_ELIMIT;
-            m[i].key = json_object_iter_key(it);
-            m[i].len = (uint32_t)len;
-            m[i].head = sn_jval_key_head(m[i].key, len);
-            m[i].hash = (uint32_t)sn_jval_hash_key(m[i].key, len);
-            sn_err err = build(a, json_object_iter_value(it), &m[i].v, depth + 1);
-            if (err)
-                return err;
-        }
-        return SN_OK;
-    }
-    case JSON_ARRAY: {
-        size_t n = json_array_size(src);
-        if (depth >= SN_JVAL_MAX_DEPTH || n > UINT32_MAX)
-            return SN_ELIMIT;
-        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : NULL;
-        if (n && items == NULL)
-            return SN_ENOMEM;
-        *out = (sn_jval){.type = SN_JV_ARRAY, .n = (uint32_t)n, .u.a = items};
-        for (size_t i = 0; i < n; i++) {
-            sn_err err = build(a, json_array_get(src, i), &items[i], depth + 1);
-            if (err)
-                return err;
-        }
-        return SN_OK;
-    }
     case JSON_STRING: {
         size_t len = json_string_length(src);
         if (len > UINT32_MAX)
@@ -142,10 +107,57 @@ static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
     case JSON_FALSE:
         *out = (sn_jval){.type = SN_JV_BOOL};
         return SN_OK;
-    default:
+    case JSON_NULL:
         *out = (sn_jval){.type = SN_JV_NULL};
         return SN_OK;
+    default:
+        return build(a, src, out, depth);
     }
+}
+
+/* An object or an array. */
+static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
+{
+    if (depth >= SN_JVAL_MAX_DEPTH)
+        return SN_ELIMIT;
+    if (json_is_array(src)) {
+        size_t n = json_array_size(src);
+        if (n > UINT32_MAX)
+            return SN_ELIMIT;
+        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : NULL;
+        if (n && items == NULL)
+            return SN_ENOMEM;
+        *out = (sn_jval){.type = SN_JV_ARRAY, .n = (uint32_t)n, .u.a = items};
+        for (size_t i = 0; i < n; i++) {
+            sn_err err = value(a, json_array_get(src, i), &items[i], depth + 1);
+            if (err)
+                return err;
+        }
+        return SN_OK;
+    }
+    size_t n = json_object_size(src);
+    if (n > UINT32_MAX)
+        return SN_ELIMIT;
+    sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : NULL;
+    if (n && m == NULL)
+        return SN_ENOMEM;
+    *out = (sn_jval){.type = SN_JV_OBJECT, .n = (uint32_t)n, .u.m = m};
+    json_t *o = (json_t *)src; /* iteration does not modify */
+    void *it = json_object_iter(o);
+    for (sn_jmember *end = m + n; it && m < end; m++, it = json_object_iter_next(o, it)) {
+        size_t len = json_object_iter_key_len(it);
+        if (len > UINT32_MAX)
+            return SN_ELIMIT;
+        const char *key = json_object_iter_key(it);
+        m->key = key;
+        m->len = (uint32_t)len;
+        m->head = sn_jval_key_head(key, len);
+        m->hash = (uint32_t)sn_jval_hash_key(key, len);
+        sn_err err = value(a, json_object_iter_value(it), &m->v, depth + 1);
+        if (err)
+            return err;
+    }
+    return SN_OK;
 }
 
 sn_err sn_jval_build(sn_jarena *a, const json_t *src, const sn_jval **out)
@@ -153,7 +165,7 @@ sn_err sn_jval_build(sn_jarena *a, const json_t *src, const sn_jval **out)
     sn_jval *root = arena_alloc(a, sizeof *root);
     if (root == NULL)
         return SN_ENOMEM;
-    sn_err err = build(a, src, root, 0);
+    sn_err err = value(a, src, root, 0);
     if (err == SN_OK)
         *out = root;
     return err;

@@ -52,35 +52,44 @@ struct sn_jmember {
     uint32_t hash; /* sn_jval_hash_key(key, len), truncated */
 };
 
-/* The first (up to) 8 bytes of a key as one word, zero-padded: two keys of
- * up to 8 bytes are equal when their lengths and heads are. */
+/* A key of up to 8 bytes as one word, built from overlapping loads (never
+ * past the end): with the length, it determines the key, so two such keys
+ * are equal when their lengths and heads are. A longer key's head is its
+ * first 8 bytes. */
 static inline uint64_t sn_jval_key_head(const char *s, size_t len)
 {
-    uint64_t w = 0;
+    uint64_t w;
     if (len >= 8) {
         __builtin_memcpy(&w, s, 8);
         return w;
     }
-    for (size_t i = 0; i < len; i++)
-        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-    return w;
+    if (len >= 4) {
+        uint32_t lo, hi;
+        __builtin_memcpy(&lo, s, 4);
+        __builtin_memcpy(&hi, s + len - 4, 4);
+        return lo | (uint64_t)hi << 32;
+    }
+    if (len == 0)
+        return 0;
+    return (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[len / 2] << 8 |
+           (uint64_t)(unsigned char)s[len - 1] << 16;
 }
 
-/* The hash of an object key (and of any byte string), 8 bytes a step. */
+/* The hash of an object key (and of any byte string), 8 bytes a step; the
+ * last step is the head of a short key, or the last 8 bytes of a long one. */
 static inline uint64_t sn_jval_hash_key(const char *s, size_t len)
 {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ len;
-    while (len >= 8) {
-        uint64_t w;
-        __builtin_memcpy(&w, s, 8);
+    uint64_t h = 0x9e3779b97f4a7c15u ^ len, w;
+    size_t i = 0;
+    for (; i + 8 < len; i += 8) {
+        __builtin_memcpy(&w, s + i, 8);
         h = (h ^ w) * 0xbf58476d1ce4e5b9u;
         h ^= h >> 29;
-        s += 8;
-        len -= 8;
     }
-    uint64_t w = 0;
-    for (size_t i = 0; i < len; i++)
-        w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    if (len >= 8)
+        __builtin_memcpy(&w, s + len - 8, 8);
+    else
+        w = sn_jval_key_head(s, len);
     h = (h ^ w) * 0x94d049bb133111ebu;
     return h ^ (h >> 31);
 }

@@ -60,18 +60,26 @@ static char *utoa(size_t v, char *end)
     return p;
 }
 
-/* Finds `target` below `v`: on success path[0..*n) holds the member or
- * item index taken at each level. */
+/* Finds `target` below the container `v`: on success path[0..*n) holds the
+ * member or item index taken at each level. A container's own entries are
+ * one range check; only containers are descended into. */
 static bool find_path(const sn_jval *v, const sn_jval *target, uint32_t *path, size_t *n)
 {
-    if (v == target)
-        return true;
-    if (*n >= SN_JVAL_MAX_DEPTH || !(v->type & (SN_JV_OBJECT | SN_JV_ARRAY)))
+    bool object = v->type == SN_JV_OBJECT;
+    size_t size = object ? sizeof(sn_jmember) : sizeof(sn_jval);
+    const char *first = object ? (const char *)v->u.m : (const char *)v->u.a;
+    size_t depth = *n;
+    if (depth >= SN_JVAL_MAX_DEPTH)
         return false;
-    size_t depth = (*n)++;
+    *n = depth + 1;
+    if ((const char *)target >= first && (const char *)target < first + v->n * size) {
+        path[depth] = (uint32_t)(((const char *)target - first) / size);
+        return true; /* sn_jmember starts with its value */
+    }
     for (uint32_t i = 0; i < v->n; i++) {
+        const sn_jval *child = object ? &v->u.m[i].v : &v->u.a[i];
         path[depth] = i;
-        if (find_path(v->type == SN_JV_OBJECT ? &v->u.m[i].v : &v->u.a[i], target, path, n))
+        if ((child->type & (SN_JV_OBJECT | SN_JV_ARRAY)) && find_path(child, target, path, n))
             return true;
         *n = depth + 1;
     }
@@ -87,7 +95,8 @@ static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t ca
     uint32_t path[SN_JVAL_MAX_DEPTH];
     size_t n = 0, len = 0;
     out[0] = '\0';
-    if (at == NULL || !find_path(c->root, at, path, &n))
+    if (at == NULL || at == c->root || !(c->root->type & (SN_JV_OBJECT | SN_JV_ARRAY)) ||
+        !find_path(c->root, at, path, &n))
         return;
     const sn_jval *v = c->root;
     for (size_t d = 0; d < n; d++) {
@@ -106,16 +115,16 @@ static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t ca
         if (len + 1 >= cap)
             break;
         out[len++] = '/';
-        for (size_t i = 0; i < plen; i++) {
-            const char *r = p[i] == '~' ? "~0" : p[i] == '/' ? "~1" : NULL;
-            size_t k = r ? 2 : 1;
-            if (len + k >= cap)
-                break;
-            memcpy(out + len, r ? r : p + i, k);
-            len += k;
+        for (size_t i = 0; i < plen && len + 2 < cap; i++) {
+            if (p[i] == '~' || p[i] == '/') { /* RFC 6901 */
+                out[len++] = '~';
+                out[len++] = p[i] == '~' ? '0' : '1';
+            } else {
+                out[len++] = p[i];
+            }
         }
-        out[len] = '\0';
     }
+    out[len] = '\0';
 }
 
 static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
@@ -789,7 +798,8 @@ static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t
 /* Without patterns or annotations: one pass over the instance's keys, each
  * a probe of the property table, evaluating as it goes; a failure there is
  * final once props_repair() found nothing to report first. */
-static bool props_one_pass(vctx *c, const sn__props *p, const sn_jval *v)
+static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const sn__props *p,
+                                                                 const sn_jval *v)
 {
     size_t nreq = 0;
     for (uint32_t i = 0; i < v->n; i++) {
@@ -1270,17 +1280,18 @@ static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a)
 
 /* eval() of a property or item, without annotations. Inlined: leaves such
  * as {"type":"string"} or {"minimum":1} are checked here without a call. */
-static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v)
+static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__node *n,
+                                                             const sn_jval *v)
 {
     if (n->nops == 0)
         return (n->flags & SN__NODE_TRUE) || (n->types & type_bits(v, n->types)) || fail_type(c, v);
     if (!(n->flags & SN__NODE_SCALAR))
         return eval_shaped(c, n, v);
+    /* No step: the parent counted this value as one of its keys or items,
+     * and a scalar node does a bounded amount of work on it. */
     unsigned tb = type_bits(v, n->types);
     if (!(n->types & tb))
         return fail_type(c, v);
-    if (++c->steps > c->max_steps)
-        return stop(c, v, SN_ELIMIT);
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         /* scalar_op() decides what scalar_quick() can't, and names failures. */
         if ((op->on & tb) && scalar_quick(op, v) <= 0 && !scalar_op(c, op, v, v))
@@ -1348,7 +1359,7 @@ sn_err sn_schema_check(const sn_schema *s, const sn_jval *instance, sn_diag *dia
               .max_steps = s->max_steps,
               .dynamic = s->dynamic,
               .md_slot = -1};
-    bool ok = eval(&c, s->root, instance, NULL);
+    bool ok = eval_child(&c, s->root, instance);
     if (c.md) {
         if (c.md_slot >= 0)
             atomic_flag_clear(&((sn_schema *)s)->pool[c.md_slot].busy);
