@@ -83,6 +83,11 @@ static inline void *arena_alloc(sn_jarena *a, size_t size)
 
 static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth);
 
+/* What an empty object or array points at, so that walks can do pointer
+ * arithmetic on it (never written). */
+static sn_jmember no_members[1];
+static sn_jval no_items[1];
+
 /* The view of `src` in *out; containers recurse, the rest is done here so
  * that most values cost no call of ours. */
 static inline sn_err value(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
@@ -124,8 +129,8 @@ static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
         size_t n = json_array_size(src);
         if (n > UINT32_MAX)
             return SN_ELIMIT;
-        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : NULL;
-        if (n && items == NULL)
+        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : no_items;
+        if (items == NULL)
             return SN_ENOMEM;
         *out = (sn_jval){.type = SN_JV_ARRAY, .n = (uint32_t)n, .u.a = items};
         for (size_t i = 0; i < n; i++) {
@@ -138,8 +143,8 @@ static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
     size_t n = json_object_size(src);
     if (n > UINT32_MAX)
         return SN_ELIMIT;
-    sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : NULL;
-    if (n && m == NULL)
+    sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : no_members;
+    if (m == NULL)
         return SN_ENOMEM;
     *out = (sn_jval){.type = SN_JV_OBJECT, .n = (uint32_t)n, .u.m = m};
     json_t *o = (json_t *)src; /* iteration does not modify */

@@ -12,6 +12,7 @@
  *
  * Temporary state lives in a scratch arena freed at the end; the result owns
  * its own arena, PCRE2 codes and copies of const/enum values. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -839,7 +840,7 @@ static bool get_count(const json_t *v, size_t *out)
     }
     if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (d < 0 || d != (double)(long long)d || d > 1e18)
+        if (d < 0 || d > 1e18 || d != floor(d)) /* the bound first: no cast of 1e82 */
             return false;
         *out = (size_t)d;
         return true;

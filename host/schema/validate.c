@@ -467,7 +467,8 @@ static bool name_in(vctx *c, const sn__node *n, const char *s, size_t len, const
 {
     if (!(n->types & SN__T_STRING))
         return false;
-    for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
+    for (uint32_t k = 0; k < n->nops; k++) {
+        const sn__op *op = &n->ops[k];
         if (!(op->on & SN__T_STRING))
             continue;
         bool ok = true;
