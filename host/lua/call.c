@@ -739,6 +739,7 @@ typedef struct job {
     long long server_ms; /* limits.call_timeout_ms of the server */
     const sn_component *component;
     const json_t *args;
+    const sn_jval *args_view; /* NULL: push args */
     const sn_frame *frame;
     sn_call_outcome *out;
     int ref;                    /* sn_call_new_assigns' result */
@@ -764,7 +765,10 @@ static int protected_tool(lua_State *L)
         ctx->thread = co;
         out->ctx = ctx;
         lua_rawgeti(L, LUA_REGISTRYINDEX, tool->handler_ref);
-        sn_lua_push_json(L, j->args);
+        if (j->args_view)
+            sn_lua_push_jval(L, j->args_view);
+        else
+            sn_lua_push_json(L, j->args);
         lua_pushvalue(L, anchors); /* handler, args, ctx */
         lua_xmove(L, co, 3);
         nargs = 2;
@@ -894,12 +898,13 @@ static sn_err run_tool(sn_runtime *rt, job *j)
 }
 
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
-                    const sn_frame *frame, sn_call_outcome *out)
+                    const sn_jval *args_view, const sn_frame *frame, sn_call_outcome *out)
 {
     memset(out, 0, sizeof *out);
     job j = {.server_ms = sn_runtime_catalog(rt)->server.call_timeout_ms,
              .component = tool,
              .args = args,
+             .args_view = args_view,
              .frame = frame,
              .out = out};
     return run_tool(rt, &j);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "core/err.h"
+#include "core/jval.h"
 #include "lua/runtime.h"
 
 /* Delivers a notification (progress, log) on the stream of the request being
@@ -26,12 +27,12 @@ typedef struct sn_frame {
     const char *session_id;    /* NULL without a session */
     const json_t *client_info; /* or NULL */
     const json_t *client_capabilities;
-    const json_t *request_meta;   /* params._meta, or NULL */
-    const json_t *headers;        /* object of lower-case names, or NULL */
-    const json_t *auth;           /* or NULL */
-    const json_t *progress_token; /* or NULL: no progress notifications */
-    int log_level;                /* minimum sn_log_levels index; -1 sends none */
-    int assigns_ref;              /* the session's assigns table, LUA_NOREF for none */
+    const json_t *request_meta;    /* params._meta, or NULL */
+    const json_t *headers;         /* object of lower-case names, or NULL */
+    const json_t *auth;            /* or NULL */
+    const json_t *progress_token;  /* or NULL: no progress notifications */
+    int log_level;                 /* minimum sn_log_levels index; -1 sends none */
+    int assigns_ref;               /* the session's assigns table, LUA_NOREF for none */
     const json_t *input_responses; /* 2026-07-28 retry: params.inputResponses, or NULL */
     const json_t *request_state;   /* the verified requestState value, or NULL */
     bool can_wait;                 /* the caller can resume a waiting handler later */
@@ -56,11 +57,11 @@ typedef struct sn_call_outcome {
     /* the handler waits (ctx:sleep, ctx:elicit ...): resume with
      * sn_call_resume or drop with sn_call_abandon */
     bool pending;
-    long long wait_ms;     /* ctx:sleep: how long; 0 with no method: resume at once */
-    char wait_method[64];  /* a server-to-client request to send, or "" */
-    json_t *wait_params;   /* owned: its params */
-    int co_ref, ctx_ref;   /* private: the coroutine and its ctx (0: none) */
-    void *ctx;             /* private */
+    long long wait_ms;    /* ctx:sleep: how long; 0 with no method: resume at once */
+    char wait_method[64]; /* a server-to-client request to send, or "" */
+    json_t *wait_params;  /* owned: its params */
+    int co_ref, ctx_ref;  /* private: the coroutine and its ctx (0: none) */
+    void *ctx;            /* private */
 } sn_call_outcome;
 
 void sn_call_outcome_clear(sn_call_outcome *out);
@@ -68,10 +69,12 @@ void sn_call_outcome_clear(sn_call_outcome *out);
 /* Calls the tool's handler with `args` (borrows) and fills `out` with a
  * CallToolResult: content, structuredContent when the handler returned a
  * table, isError for `nil, "message"` and for contained failures. The
- * output schema is checked here. SN_ENOMEM only; every other failure is an
+ * output schema is checked here. `args_view` (may be NULL) is the view of
+ * `args` the input schema was checked on: the handler gets it instead, with
+ * no second walk of `args`. SN_ENOMEM only; every other failure is an
  * outcome. */
 sn_err sn_call_tool(sn_runtime *rt, const sn_component *tool, const json_t *args,
-                    const sn_frame *frame, sn_call_outcome *out);
+                    const sn_jval *args_view, const sn_frame *frame, sn_call_outcome *out);
 
 /* Resumes a pending tool call (out->pending) with what its wait returns:
  * `value` (borrowed; NULL for a sleep) or nil and `error`. `frame` must have

@@ -88,6 +88,46 @@ void sn_lua_push_json(lua_State *L, const json_t *v)
     }
 }
 
+/* As sn_lua_push_json, from a view: no library call per value, and keys
+ * keep their length. */
+void sn_lua_push_jval(lua_State *L, const sn_jval *v)
+{
+    luaL_checkstack(L, 4, "JSON nested too deeply");
+    switch (v->type) {
+    case SN_JV_OBJECT:
+        lua_createtable(L, 0, (int)v->n);
+        for (uint32_t i = 0; i < v->n; i++) {
+            lua_pushlstring(L, v->u.m[i].key, v->u.m[i].len);
+            sn_lua_push_jval(L, &v->u.m[i].v);
+            lua_rawset(L, -3);
+        }
+        break;
+    case SN_JV_ARRAY:
+        lua_createtable(L, (int)v->n, 0);
+        for (uint32_t i = 0; i < v->n; i++) {
+            sn_lua_push_jval(L, &v->u.a[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        luaL_setmetatable(L, SN_LUA_ARRAY_MT);
+        break;
+    case SN_JV_STRING:
+        lua_pushlstring(L, v->u.s, v->n);
+        break;
+    case SN_JV_INTEGER:
+        lua_pushinteger(L, (lua_Integer)v->u.i);
+        break;
+    case SN_JV_NUMBER:
+        lua_pushnumber(L, v->u.d);
+        break;
+    case SN_JV_BOOL:
+        lua_pushboolean(L, v->truth);
+        break;
+    default:
+        lua_pushlightuserdata(L, NULL);
+        break;
+    }
+}
+
 /* ---- Lua -> JSON ---------------------------------------------------------- */
 
 typedef struct path {

@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "core/err.h"
+#include "core/jval.h"
 
 #define SN_LUA_ARRAY_MT   "snodo.array"
 #define SN_JSON_MAX_DEPTH 128
@@ -19,6 +20,9 @@ void sn_lua_convert_init(lua_State *L);
 
 /* Pushes `v` (borrows) as a Lua value. [-0, +1, m] */
 void sn_lua_push_json(lua_State *L, const json_t *v);
+
+/* The same from a view of a value (core/jval.h). [-0, +1, m] */
+void sn_lua_push_jval(lua_State *L, const sn_jval *v);
 
 /* Converts the value at `idx` to JSON. On SN_OK `*out` is a new reference.
  * On SN_EINVAL diag says what could not be converted and where, as a JSON

@@ -81,13 +81,14 @@ static bool check_required(sn__request *r, const sn_component *t, const json_t *
     return false;
 }
 
-static bool check_schema(sn__request *r, const sn_component *t, const json_t *args)
+/* Checks the arguments' view, when full validation has a schema to check:
+ * `view` is NULL otherwise. */
+static bool check_schema(sn__request *r, const sn_component *t, const sn_jval *view)
 {
-    const sn_server *s = &r->cat->server;
-    if (s->validator != SN_VALIDATE_FULL || t->input_validator == NULL)
+    if (view == NULL)
         return true;
     sn_diag diag = {.message = "", .pointer = ""};
-    sn_err err = sn_schema_validate(t->input_validator, args, &diag);
+    sn_err err = sn_schema_check(t->input_validator, view, &diag);
     if (err == SN_OK)
         return true;
     char text[1024];
@@ -123,11 +124,29 @@ void sn__on_tools_call(sn__request *r)
         sn__reply_error(r, -32602, "Invalid params: tool arguments must be an object", NULL);
         return;
     }
+    /* With full validation the arguments are viewed once (core/jval.h):
+     * the schema is checked on the view, and the handler gets it. */
+    _Alignas(16) char first[4096]; /* most arguments need no heap */
+    sn_jarena arena;
+    sn_jarena_init(&arena, first, sizeof first);
+    const sn_jval *view = NULL;
+    sn_err built = SN_OK;
+    if (c->server.validator == SN_VALIDATE_FULL && t->input_validator)
+        built = sn_jval_build(&arena, args, &view);
+    if (built != SN_OK) {
+        if (built == SN_ELIMIT) /* nested past SN_JVAL_MAX_DEPTH */
+            reply_invalid(r, "Invalid arguments: validation exceeded its work limit");
+        else
+            sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
+        sn_jarena_free(&arena);
+        json_decref(empty);
+        return;
+    }
     sn_frame frame;
     sn__frame_init(r, &frame);
     sn__input_target target = {"tools/call", name, json_object_get(r->params, "arguments")};
     json_t *state = NULL;
-    if (check_required(r, t, args) && check_schema(r, t, args) &&
+    if (check_required(r, t, args) && check_schema(r, t, view) &&
         sn__input_begin(r, &target, &frame, &state)) {
         sn_call_outcome out;
         size_t running = t->max_concurrent ? sn__pending_count(r->engine, t) : 0;
@@ -139,10 +158,11 @@ void sn__on_tools_call(sn__request *r)
                      t->name, running);
             reply_invalid(r, text);
             json_decref(state);
+            sn_jarena_free(&arena);
             json_decref(empty);
             return;
         }
-        if (sn_call_tool(rt, t, args, &frame, &out) != SN_OK) {
+        if (sn_call_tool(rt, t, args, view, &frame, &out) != SN_OK) {
             sn__reply_error(r, -32603, "Internal error: out of memory", NULL);
         } else if (out.pending) {
             sn__pend(r, t, &frame, &out, state); /* takes out and state */
@@ -153,6 +173,7 @@ void sn__on_tools_call(sn__request *r)
         sn_call_outcome_clear(&out);
     }
     json_decref(state);
+    sn_jarena_free(&arena);
     json_decref(empty);
 }
 

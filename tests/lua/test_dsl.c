@@ -368,7 +368,7 @@ Test(dsl, refuses_registration_outside_a_load, .init = setup, .fini = teardown)
     sn_frame frame = {.protocol_version = "2025-11-25", .log_level = -1, .assigns_ref = -2};
     sn_call_outcome out;
     json_t *args = json_object();
-    cr_assert_eq(sn_call_tool(rt, t, args, &frame, &out), SN_OK);
+    cr_assert_eq(sn_call_tool(rt, t, args, NULL, &frame, &out), SN_OK);
     json_t *text =
         json_object_get(json_array_get(json_object_get(out.result, "content"), 0), "text");
     cr_expect_str_eq(json_string_value(text),

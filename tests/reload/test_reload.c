@@ -189,11 +189,9 @@ struct broken_case {
 static struct broken_case broken_cases[] = {
     {"broken.lua", "local x = (", "broken.lua:1: unexpected symbol near <eof>"},
     {"broken.lua", "error('refuses to load')", "broken.lua:1: refuses to load"},
-    {"broken.lua",
-     "local snodo = require 'snodo'\nsnodo.tool 'x' { argument = 1, call = print }",
+    {"broken.lua", "local snodo = require 'snodo'\nsnodo.tool 'x' { argument = 1, call = print }",
      "broken.lua:2: tool \"x\": unknown option 'argument'"},
-    {"broken.lua",
-     "local snodo = require 'snodo'\nsnodo.tool 'a' { call = print }",
+    {"broken.lua", "local snodo = require 'snodo'\nsnodo.tool 'a' { call = print }",
      "broken.lua:2: tool \"a\": declared twice (first in a.lua)"},
     {"broken.lua",
      "local snodo = require 'snodo'\nsnodo.tool 'x' { input_schema = { type = 'object', "
@@ -274,11 +272,10 @@ Test(reload, lets_a_pinned_snapshot_finish_on_the_old_handler, .init = setup, .f
     sn_frame frame = {.protocol_version = "2026-07-28", .log_level = -1, .assigns_ref = -2};
     sn_call_outcome res;
     json_t *args = json_object();
-    cr_assert_eq(sn_call_tool(f.rt, old, args, &frame, &res), SN_OK);
-    cr_expect_str_eq(
-        json_string_value(json_object_get(
-            json_array_get(json_object_get(res.result, "content"), 0), "text")),
-        "old");
+    cr_assert_eq(sn_call_tool(f.rt, old, args, NULL, &frame, &res), SN_OK);
+    cr_expect_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(res.result, "content"), 0), "text")),
+                     "old");
     sn_call_outcome_clear(&res);
     json_decref(args);
     sn_runtime_release(f.rt, pinned); /* the old snapshot goes now */
@@ -322,8 +319,8 @@ Test(reload, expires_cursors_issued_before_a_change, .init = setup, .fini = tear
     write_file("b.lua", tool_source("b", "x"));
     fixture f = start();
     out o = {0};
-    const char *list = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" MODERN
-                       "}}";
+    const char *list =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{" MODERN "}}";
     cr_assert_eq(sn_engine_handle(f.e, NULL, list, strlen(list), NULL, NULL, collect, &o), SN_OK);
     json_t *v = json_loads(o.text[0], 0, NULL);
     char next[256];
@@ -336,12 +333,11 @@ Test(reload, expires_cursors_issued_before_a_change, .init = setup, .fini = tear
     cr_assert_eq(do_reload(&f, &report, msg, sizeof msg), SN_OK, "%s", msg);
     char page2[512];
     snprintf(page2, sizeof page2,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{\"cursor\":\"%s\","
-             MODERN "}}",
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+             "list\",\"params\":{\"cursor\":\"%s\"," MODERN "}}",
              next);
     memset(&o, 0, sizeof o);
-    cr_assert_eq(sn_engine_handle(f.e, NULL, page2, strlen(page2), NULL, NULL, collect, &o),
-                 SN_OK);
+    cr_assert_eq(sn_engine_handle(f.e, NULL, page2, strlen(page2), NULL, NULL, collect, &o), SN_OK);
     cr_expect_str_eq(o.text[0], "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32602,"
                                 "\"message\":\"Invalid params: invalid or expired cursor\"}}");
     finish(&f);

@@ -7,9 +7,15 @@
 #include <stdio.h>
 
 static const char *const sn_transcripts[] = {
-    "initialize_2025_06_18.txt", "initialize_2025_11_25.txt", "initialize_counter_offer.txt",
-    "stateless_discover.txt",    "stateless_tools.txt",       "legacy_tools.txt",
-    "jsonrpc_errors.txt",        "handler_failures.txt",      "stdio_framing.txt",
+    "initialize_2025_06_18.txt",
+    "initialize_2025_11_25.txt",
+    "initialize_counter_offer.txt",
+    "stateless_discover.txt",
+    "stateless_tools.txt",
+    "legacy_tools.txt",
+    "jsonrpc_errors.txt",
+    "handler_failures.txt",
+    "stdio_framing.txt",
     "resources_routes.txt",
     "resources_prompts.txt",
     "budgets.txt",
@@ -17,6 +23,7 @@ static const char *const sn_transcripts[] = {
     "subscriptions.txt",
     "waits.txt",
     "listen.txt",
+    "arguments.txt",
 };
 
 /* Parameters are copied into the test's process by value (Criterion may
