@@ -1,6 +1,7 @@
 /* sn_jval: building read-only views of Jansson values (jval.h). */
 #include "core/jval.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "core/alloc.h"
@@ -103,9 +104,12 @@ static inline sn_err value(sn_jarena *a, const json_t *src, sn_jval *out, int de
     case JSON_INTEGER:
         *out = (sn_jval){.type = SN_JV_INTEGER, .u.i = json_integer_value(src)};
         return SN_OK;
-    case JSON_REAL:
-        *out = (sn_jval){.type = SN_JV_NUMBER, .u.d = json_real_value(src)};
+    case JSON_REAL: {
+        double d = json_real_value(src); /* finite: Jansson has no inf or nan */
+        *out =
+            (sn_jval){.type = d == floor(d) ? SN_JV_INTEGER : SN_JV_NUMBER, .real = true, .u.d = d};
         return SN_OK;
+    }
     case JSON_TRUE:
         *out = (sn_jval){.type = SN_JV_BOOL, .truth = true};
         return SN_OK;

@@ -17,8 +17,9 @@
 
 #include "core/err.h"
 
-/* Type bits: an integer is also a number (SN_JV_INTEGER includes
- * SN_JV_NUMBER), which is how JSON Schema's `type` sees it. */
+/* Type bits, as JSON Schema's `type` sees values: an integer is also a
+ * number (SN_JV_INTEGER includes SN_JV_NUMBER), and so is a real with no
+ * fraction (2.0); `real` says which member of the union holds a number. */
 enum {
     SN_JV_NULL = 1,
     SN_JV_BOOL = 2,
@@ -34,6 +35,7 @@ typedef struct sn_jmember sn_jmember;
 typedef struct sn_jval {
     uint8_t type; /* SN_JV_* */
     bool truth;   /* a boolean's value */
+    bool real;    /* a number held in u.d (else in u.i) */
     uint32_t n;   /* bytes of a string, members of an object, items of an array */
     union {
         const char *s; /* UTF-8, not NUL-terminated for this view's purposes */

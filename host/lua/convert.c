@@ -114,10 +114,11 @@ void sn_lua_push_jval(lua_State *L, const sn_jval *v)
         lua_pushlstring(L, v->u.s, v->n);
         break;
     case SN_JV_INTEGER:
-        lua_pushinteger(L, (lua_Integer)v->u.i);
-        break;
     case SN_JV_NUMBER:
-        lua_pushnumber(L, v->u.d);
+        if (v->real)
+            lua_pushnumber(L, v->u.d); /* 2.0 stays a float, as from Jansson */
+        else
+            lua_pushinteger(L, (lua_Integer)v->u.i);
         break;
     case SN_JV_BOOL:
         lua_pushboolean(L, v->truth);

@@ -74,11 +74,11 @@ int sn__cmp_int_double(json_int_t i, double d)
 
 static bool num_equal(const sn_jval *a, const sn_jval *b)
 {
-    if (a->type == SN_JV_INTEGER && b->type == SN_JV_INTEGER)
+    if (!a->real && !b->real)
         return a->u.i == b->u.i;
-    if (a->type == SN_JV_NUMBER && b->type == SN_JV_NUMBER)
+    if (a->real && b->real)
         return a->u.d == b->u.d;
-    if (a->type == SN_JV_INTEGER)
+    if (!a->real)
         return sn__cmp_int_double(a->u.i, b->u.d) == 0;
     return sn__cmp_int_double(b->u.i, a->u.d) == 0;
 }
@@ -155,9 +155,10 @@ uint64_t sn__jval_hash(const sn_jval *v, int depth)
 {
     if (depth <= 0)
         return 0;
-    switch (v->type) {
-    case SN_JV_INTEGER:
+    if ((v->type & SN_JV_NUMBER) && !v->real)
         return mix((uint64_t)v->u.i);
+    switch (v->type) {
+    case SN_JV_INTEGER: /* a real with no fraction */
     case SN_JV_NUMBER: {
         /* Integral reals hash like the integer they equal. */
         double d = v->u.d;

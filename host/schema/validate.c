@@ -262,20 +262,9 @@ static size_t children(const sn_jval *v)
  * Leaf checks
  * ====================================================================== */
 
-/* The type bits of `v` as far as `types` (a node's type mask) can tell:
- * a real is only checked for a zero fraction when the node accepts integers
- * but not numbers, the one case where SN__T_INTEGER decides (ops use
- * SN__T_NUMBER). */
-static inline unsigned type_bits(const sn_jval *v, unsigned types)
-{
-    if (v->type == SN_JV_NUMBER && (types & (SN__T_INTEGER | SN__T_NUMBER)) == SN__T_INTEGER)
-        return v->u.d == floor(v->u.d) ? SN__T_INTEGER | SN__T_NUMBER : SN__T_NUMBER;
-    return v->type;
-}
-
 static int num_cmp(const sn_jval *v, const sn__num *b)
 {
-    if (v->type == SN_JV_INTEGER) {
+    if (!v->real) {
         json_int_t i = v->u.i;
         if (b->is_int)
             return i < b->i ? -1 : i > b->i;
@@ -289,10 +278,9 @@ static int num_cmp(const sn_jval *v, const sn__num *b)
 
 static bool multiple_of(const sn_jval *v, const sn__num *m)
 {
-    if (v->type == SN_JV_INTEGER && m->is_int)
+    if (!v->real && m->is_int)
         return v->u.i % m->i == 0;
-    double x = v->type == SN_JV_INTEGER ? (double)v->u.i : v->u.d,
-           d = m->is_int ? (double)m->i : m->d;
+    double x = v->real ? v->u.d : (double)v->u.i, d = m->is_int ? (double)m->i : m->d;
     double q = x / d;
     if (!isfinite(q))
         return fmod(x, d) == 0.0;
@@ -418,7 +406,7 @@ static inline int scalar_quick(const sn__op *op, const sn_jval *v)
     case SN__OP_MAXIMUM:
     case SN__OP_EXMIN:
     case SN__OP_EXMAX: {
-        if (v->type != SN_JV_INTEGER || !op->u.num.is_int)
+        if (v->real || !op->u.num.is_int)
             return -1;
         json_int_t i = v->u.i, b = op->u.num.i;
         return op->kind == SN__OP_MINIMUM   ? i >= b
@@ -809,8 +797,7 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
         if (s) {
             nreq += s->required;
             if (s->child) {
-                if ((s->leaf && (s->leaf_types & type_bits(&m->v, s->leaf_types))) ||
-                    eval_child(c, s->child, &m->v))
+                if ((s->leaf && (s->leaf_types & m->v.type)) || eval_child(c, s->child, &m->v))
                     continue;
                 return props_repair(c, p, v, i, s->index, nreq);
             }
@@ -1271,7 +1258,7 @@ static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a)
 {
     if (n->flags & SN__NODE_TRUE)
         return true;
-    unsigned tb = type_bits(v, n->types);
+    unsigned tb = v->type;
     if (!(n->types & tb))
         return fail_type(c, v);
     if (n->nops == 0)
@@ -1285,12 +1272,12 @@ static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__
                                                              const sn_jval *v)
 {
     if (n->nops == 0)
-        return (n->flags & SN__NODE_TRUE) || (n->types & type_bits(v, n->types)) || fail_type(c, v);
+        return (n->flags & SN__NODE_TRUE) || (n->types & v->type) || fail_type(c, v);
     if (!(n->flags & SN__NODE_SCALAR))
         return eval_shaped(c, n, v);
     /* No step: the parent counted this value as one of its keys or items,
      * and a scalar node does a bounded amount of work on it. */
-    unsigned tb = type_bits(v, n->types);
+    unsigned tb = v->type;
     if (!(n->types & tb))
         return fail_type(c, v);
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
@@ -1307,7 +1294,7 @@ static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__
  * of run_ops(), op_props() and op_items(). */
 static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
 {
-    unsigned tb = type_bits(v, n->types);
+    unsigned tb = v->type;
     if (!(n->types & tb))
         return fail_type(c, v);
     bool object = n->shape == SN__SHAPE_OBJECT && (tb & SN__T_OBJECT);

@@ -16,14 +16,14 @@ static json_t *parse(const char *text)
 Test(jval, views_every_type, .init = mem_begin, .fini = mem_end)
 {
     json_t *doc = parse("{\"s\":\"h\\u00e9llo\",\"i\":-3,\"r\":2.5,\"t\":true,\"f\":false,"
-                        "\"n\":null,\"a\":[1,[2]],\"a longer key\":{}}");
+                        "\"n\":null,\"a\":[1,[2]],\"a longer key\":{},\"w\":-2.0}");
     sn_jarena arena;
     sn_jarena_init(&arena, NULL, 0);
     const sn_jval *v;
     cr_assert_eq(sn_jval_build(&arena, doc, &v), SN_OK);
     cr_assert_eq(v->type, SN_JV_OBJECT);
-    cr_assert_eq(v->n, 8);
-    static const char *const keys[] = {"s", "i", "r", "t", "f", "n", "a", "a longer key"};
+    cr_assert_eq(v->n, 9);
+    static const char *const keys[] = {"s", "i", "r", "t", "f", "n", "a", "a longer key", "w"};
     for (uint32_t i = 0; i < v->n; i++) {
         const sn_jmember *m = &v->u.m[i];
         size_t len = strlen(keys[i]);
@@ -39,7 +39,13 @@ Test(jval, views_every_type, .init = mem_begin, .fini = mem_end)
     cr_assert_eq(sn_jval_get(v, "i", 1)->type, SN_JV_INTEGER);
     cr_assert_eq(sn_jval_get(v, "i", 1)->u.i, -3);
     cr_assert_eq(sn_jval_get(v, "r", 1)->type, SN_JV_NUMBER);
+    cr_assert(sn_jval_get(v, "r", 1)->real);
     cr_assert_eq(sn_jval_get(v, "r", 1)->u.d, 2.5);
+    cr_assert_not(sn_jval_get(v, "i", 1)->real);
+    const sn_jval *w = sn_jval_get(v, "w", 1); /* an integer to `type`, a double in store */
+    cr_assert_eq(w->type, SN_JV_INTEGER);
+    cr_assert(w->real);
+    cr_assert_eq(w->u.d, -2.0);
     cr_assert(sn_jval_get(v, "t", 1)->truth);
     cr_assert_eq(sn_jval_get(v, "f", 1)->type, SN_JV_BOOL);
     cr_assert_not(sn_jval_get(v, "f", 1)->truth);
