@@ -978,11 +978,11 @@ static sn__prop *slot_for(sn__props *p, const char *name, size_t len)
     for (size_t i = h & p->mask;; i = (i + 1) & p->mask) {
         sn__prop *s = &p->slots[i];
         if (s->name == NULL) {
-            s->hash = h;
+            s->hash = (uint32_t)h;
             s->head = sn_jval_key_head(name, len);
             return s;
         }
-        if (s->hash == h && s->len == len && memcmp(s->name, name, len) == 0)
+        if (s->hash == (uint32_t)h && s->len == len && memcmp(s->name, name, len) == 0)
             return s;
     }
 }
@@ -1022,7 +1022,7 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
                 s->name = sn__arena_strndup(A, k, len);
                 if (s->name == NULL)
                     return SN_ENOMEM;
-                s->len = len;
+                s->len = (uint32_t)len;
                 s->index = (uint32_t)n;
                 order[n++] = s;
             }
@@ -1033,7 +1033,7 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
         sn__prop *s = slot_for(p, p->req[i], p->req_len[i]);
         if (s->name == NULL) {
             s->name = p->req[i];
-            s->len = p->req_len[i];
+            s->len = (uint32_t)p->req_len[i];
             s->index = (uint32_t)n;
             order[n++] = s;
         }
@@ -1571,13 +1571,28 @@ static void shorten_list(const sn__node *const *v, size_t n)
         shorten((const sn__node **)&v[i]); /* arena memory, written only here */
 }
 
+/* Marks the children the slot can check by itself: no ops, or only
+ * integer bounds (an integer in range passes; the rest asks the child). */
 static void shorten_prop(sn__prop *s)
 {
     shorten(&s->child);
-    if (s->child && s->child->nops == 0) {
-        s->leaf = true;
-        s->leaf_types = s->child->types;
+    const sn__node *n = s->child;
+    if (n == NULL || n->nops > 2)
+        return;
+    s->min = INT64_MIN;
+    s->max = INT64_MAX;
+    for (uint32_t i = 0; i < n->nops; i++) {
+        const sn__op *op = &n->ops[i];
+        if ((op->kind != SN__OP_MINIMUM && op->kind != SN__OP_MAXIMUM) || !op->u.num.is_int)
+            return;
+        if (op->kind == SN__OP_MINIMUM)
+            s->min = op->u.num.i;
+        else
+            s->max = op->u.num.i;
+        s->bounded = true;
     }
+    s->leaf = true;
+    s->leaf_types = n->types;
 }
 
 static void shorten_op(sn__op *op)

@@ -67,16 +67,18 @@ typedef struct sn__regex {
     const char *src; /* the schema's pattern, for messages */
 } sn__regex;
 
-typedef struct sn__prop { /* one slot of the property hash table */
-    const char *name;     /* NULL: empty slot */
-    size_t len;
-    uint64_t hash;
-    uint64_t head;         /* sn_jval_key_head(name, len) */
+typedef struct sn__prop { /* one slot of the property hash table; hot fields first */
+    uint64_t head;        /* sn_jval_key_head(name, len) */
+    uint32_t len;
+    uint32_t hash;         /* sn_jval_hash_key(name, len), truncated as in sn_jmember */
     const sn__node *child; /* properties/<name>, or NULL when only required */
-    uint32_t index;        /* position in sn__props.list (schema order) */
     bool required;
-    bool leaf;          /* child has no ops: leaf_types is all there is to check */
-    uint8_t leaf_types; /* child->types, one load nearer */
+    bool leaf;           /* child is checked from here: leaf_types, and with */
+    bool bounded;        /* bounded, an integer in [min, max]; anything else */
+    uint8_t leaf_types;  /* goes to the child (child->types, one load nearer) */
+    uint32_t index;      /* position in sn__props.list (schema order) */
+    json_int_t min, max; /* the child's integer minimum and maximum */
+    const char *name;    /* NULL: empty slot */
 } sn__prop;
 
 typedef struct sn__patprop {

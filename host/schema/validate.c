@@ -44,6 +44,7 @@ typedef struct vctx {
 static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a);
 static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v);
 static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v);
+static bool eval_object(vctx *c, const sn__props *p, const sn_jval *v);
 
 /* ======================================================================
  * Failures
@@ -605,7 +606,7 @@ static inline const sn__prop *prop_lookup(const sn__props *p, const sn_jmember *
         const sn__prop *s = &p->slots[k];
         if (s->name == NULL)
             return NULL;
-        if ((uint32_t)s->hash == m->hash && same_key(s, m))
+        if (s->hash == m->hash && same_key(s, m))
             return s;
     }
 }
@@ -797,7 +798,10 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
         if (s) {
             nreq += s->required;
             if (s->child) {
-                if ((s->leaf && (s->leaf_types & m->v.type)) || eval_child(c, s->child, &m->v))
+                if ((s->leaf && (s->leaf_types & m->v.type) &&
+                     (!s->bounded || (!m->v.real && (m->v.type & SN_JV_NUMBER) &&
+                                      m->v.u.i >= s->min && m->v.u.i <= s->max))) ||
+                    eval_child(c, s->child, &m->v))
                     continue;
                 return props_repair(c, p, v, i, s->index, nreq);
             }
@@ -1271,15 +1275,17 @@ static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a)
 static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__node *n,
                                                              const sn_jval *v)
 {
+    unsigned tb = v->type;
     if (n->nops == 0)
-        return (n->flags & SN__NODE_TRUE) || (n->types & v->type) || fail_type(c, v);
+        return (n->flags & SN__NODE_TRUE) || (n->types & tb) || fail_type(c, v);
+    if (!(n->types & tb))
+        return fail_type(c, v);
+    if (n->shape == SN__SHAPE_OBJECT && tb == SN_JV_OBJECT)
+        return eval_object(c, n->props, v);
     if (!(n->flags & SN__NODE_SCALAR))
         return eval_shaped(c, n, v);
     /* No step: the parent counted this value as one of its keys or items,
      * and a scalar node does a bounded amount of work on it. */
-    unsigned tb = v->type;
-    if (!(n->types & tb))
-        return fail_type(c, v);
     for (const sn__op *op = n->ops, *end = op + n->nops; op < end; op++) {
         /* scalar_op() decides what scalar_quick() can't, and names failures. */
         if ((op->on & tb) && scalar_quick(op, v) <= 0 && !scalar_op(c, op, v, v))
@@ -1304,26 +1310,33 @@ static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
             return true; /* no op applies to this type */
         return eval_ops(c, n, v, tb, NULL);
     }
-    c->steps += 1 + v->n; /* as op_props() and op_items() count */
-    if (c->steps > c->max_steps || c->depth >= SN__EVAL_DEPTH)
+    if (object)
+        return eval_object(c, n->props, v);
+    /* No depth count on the shaped paths: they nest as deep as the
+     * instance, which a view bounds (SN_JVAL_MAX_DEPTH). */
+    c->steps += 1 + v->n; /* as op_items() counts */
+    if (c->steps > c->max_steps)
         return stop(c, v, SN_ELIMIT);
-    c->depth++;
     bool ok = true;
-    if (object) {
-        ok = props_one_pass(c, n->props, v);
-    } else {
-        for (const sn__op *op = n->ops, *end = op + n->nops; op < end && ok; op++) {
-            if (op->kind == SN__OP_MINITEMS && v->n < op->u.count)
-                ok = fail(c, v, "array has fewer than %zu items", op->u.count);
-            else if (op->kind == SN__OP_MAXITEMS && v->n > op->u.count)
-                ok = fail(c, v, "array has more than %zu items", op->u.count);
-            else if (op->kind == SN__OP_ITEMS)
-                for (uint32_t i = 0; i < v->n && ok; i++)
-                    ok = eval_child(c, op->u.items.items, &v->u.a[i]);
-        }
+    for (const sn__op *op = n->ops, *end = op + n->nops; op < end && ok; op++) {
+        if (op->kind == SN__OP_MINITEMS && v->n < op->u.count)
+            ok = fail(c, v, "array has fewer than %zu items", op->u.count);
+        else if (op->kind == SN__OP_MAXITEMS && v->n > op->u.count)
+            ok = fail(c, v, "array has more than %zu items", op->u.count);
+        else if (op->kind == SN__OP_ITEMS)
+            for (uint32_t i = 0; i < v->n && ok; i++)
+                ok = eval_child(c, op->u.items.items, &v->u.a[i]);
     }
-    c->depth--;
     return ok;
+}
+
+/* An object node (SN__SHAPE_OBJECT) over an object. */
+static bool eval_object(vctx *c, const sn__props *p, const sn_jval *v)
+{
+    c->steps += 1 + v->n; /* as op_props() counts */
+    if (c->steps > c->max_steps)
+        return stop(c, v, SN_ELIMIT);
+    return props_one_pass(c, p, v);
 }
 
 /* ======================================================================

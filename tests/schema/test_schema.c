@@ -314,6 +314,43 @@ Test(schema, reports_in_the_documented_order_whatever_the_key_order, .init = mem
     }
 }
 
+/* Integer bounds of a property are checked from its slot; anything the
+ * slot can't decide goes to the child node, which names the failure. */
+Test(schema, checks_integer_bounds_of_properties, .init = mem_begin, .fini = mem_end)
+{
+    static const struct {
+        const char *schema, *instance, *message; /* message NULL: valid */
+    } cases[] = {
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}", "{\"q\":3}",
+         NULL},
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}",
+         "{\"q\":2.0}", NULL},
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}", "{\"q\":0}",
+         "value is less than the minimum of 1"},
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}",
+         "{\"q\":9223372036854775807}", "value is greater than the maximum of 5"},
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}",
+         "{\"q\":5.5}", "value is not one of the declared JSON types"},
+        {"{\"properties\":{\"q\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5}}}",
+         "{\"q\":6.0}", "value is greater than the maximum of 5"},
+        {"{\"properties\":{\"q\":{\"minimum\":1}}}", "{\"q\":\"x\"}", NULL},
+        {"{\"properties\":{\"q\":{\"minimum\":1}}}", "{\"q\":0.5}",
+         "value is less than the minimum of 1"},
+        {"{\"properties\":{\"q\":{\"minimum\":1}}}", "{\"q\":1.5}", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sn_diag d;
+        sn_err err = run(cases[i].schema, cases[i].instance, &d);
+        if (cases[i].message == NULL) {
+            cr_assert_eq(err, SN_OK, "case %zu: %s", i, d.message);
+            continue;
+        }
+        cr_assert_eq(err, SN_EVALIDATE, "case %zu", i);
+        cr_assert_str_eq(d.pointer, "/q", "case %zu", i);
+        cr_assert_str_eq(d.message, cases[i].message, "case %zu", i);
+    }
+}
+
 /* Over 64 declared names the repair step keeps its table on the heap. */
 Test(schema, reports_in_schema_order_for_many_properties, .init = mem_begin, .fini = mem_end)
 {
