@@ -1001,16 +1001,14 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
     }
     size_t want = (props ? json_object_size(props) : 0) + p->nreq;
     sn__prop **order = NULL; /* distinct slots in schema order */
-    if (want) {
-        size_t cap = 4;
-        while (cap < want * 2)
-            cap *= 2;
-        p->slots = sn__arena_alloc(A, cap * sizeof *p->slots);
-        order = tmp_alloc(c, want * sizeof *order);
-        if (p->slots == NULL || order == NULL)
-            return SN_ENOMEM;
-        p->mask = cap - 1;
-    }
+    size_t cap = 4;          /* a table even without names: lookups need no check */
+    while (cap < want * 2)
+        cap *= 2;
+    p->slots = sn__arena_alloc(A, cap * sizeof *p->slots);
+    order = want ? tmp_alloc(c, want * sizeof *order) : NULL;
+    if (p->slots == NULL || (want && order == NULL))
+        return SN_ENOMEM;
+    p->mask = cap - 1;
     size_t n = 0;
     if (props) {
         json_t *o = (json_t *)props;

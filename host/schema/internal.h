@@ -88,7 +88,7 @@ typedef struct sn__patprop {
 
 typedef struct sn__props { /* properties + patternProperties + additionalProperties + required */
     sn__prop *slots;
-    size_t mask;          /* slots - 1; 0 with slots == NULL when there is no table */
+    size_t mask;          /* slots - 1: a table of 4 or more, all empty without names */
     const sn__prop *list; /* copies of the entries in schema order */
     size_t nlist;
     const char **req;

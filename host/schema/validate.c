@@ -691,7 +691,7 @@ static bool props_rest(vctx *c, const sn__props *p, const sn_jval *v, const sn_j
     for (const sn_jmember *m = v->u.m, *end = m + v->n; m < end; m++) {
         const char *k = m->key;
         size_t len = m->len;
-        const sn__prop *s = p->nlist ? prop_lookup(p, m, (size_t)(m - v->u.m)) : NULL;
+        const sn__prop *s = prop_lookup(p, m, (size_t)(m - v->u.m));
         bool matched = s && s->child;
         if (matched && p->npats == 0)
             continue;
@@ -721,15 +721,13 @@ static bool props_scan(vctx *c, const sn__props *p, const sn_jval *v, ann *a)
         size_t len = m->len;
         const sn_jval *val = &m->v;
         bool matched = false;
-        if (p->nlist) {
-            const sn__prop *s = prop_lookup(p, m, (size_t)(m - v->u.m));
-            if (s) {
-                found += s->required;
-                if (s->child) {
-                    matched = true;
-                    if (!eval_child(c, s->child, val))
-                        return false;
-                }
+        const sn__prop *s = prop_lookup(p, m, i);
+        if (s) {
+            found += s->required;
+            if (s->child) {
+                matched = true;
+                if (!eval_child(c, s->child, val))
+                    return false;
             }
         }
         if (p->npats) {
@@ -765,7 +763,7 @@ static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t
         return stop(c, v, SN_ENOMEM);
     memset(later, 0, p->nlist * sizeof *later);
     for (uint32_t j = i + 1; j < v->n; j++) {
-        const sn__prop *s = p->nlist ? prop_lookup(p, &v->u.m[j], j) : NULL;
+        const sn__prop *s = prop_lookup(p, &v->u.m[j], j);
         if (s) {
             nreq += s->required;
             later[s->index] = &v->u.m[j].v;
@@ -794,7 +792,7 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
     size_t nreq = 0;
     for (uint32_t i = 0; i < v->n; i++) {
         const sn_jmember *m = &v->u.m[i];
-        const sn__prop *s = p->nlist ? prop_lookup(p, m, i) : NULL;
+        const sn__prop *s = prop_lookup(p, m, i);
         if (s) {
             nreq += s->required;
             if (s->child) {
