@@ -16,6 +16,7 @@
 #include "schema/internal.h"
 
 #define EQ_DEPTH  2048 /* nesting compared by const, enum and uniqueItems */
+#define TRAIL     64   /* levels of a failure's location remembered on the way out */
 #define ANN_WORDS 4    /* stack bitset: 256 properties or items */
 
 typedef struct scope { /* the dynamic scope: resources entered, innermost first */
@@ -32,6 +33,9 @@ typedef struct vctx {
     const sn_schema *s;
     const sn_jval *root; /* the instance: failures name a value below it */
     sn_diag *diag;
+    const sn_jval *fail_at; /* where the diag's failure is (its pointer is written last) */
+    uint32_t *trail;        /* [TRAIL]: member or item indexes from fail_at outwards */
+    uint32_t ntrail;
     size_t steps, max_steps;
     unsigned depth, quiet;
     sn_err abort; /* SN_ELIMIT or SN_ENOMEM: stop everything */
@@ -88,9 +92,40 @@ static bool find_path(const sn_jval *v, const sn_jval *target, uint32_t *path, s
     return false;
 }
 
-/* The JSON Pointer of `at`, a value of the instance (NULL: the root). A
- * failure is rare next to the checks that pass, so locations are not
- * tracked while validating: the pointer is found from the value. */
+/* Appends "/" and the escaped step `i` of container `v` to out[*len];
+ * returns the child. */
+static const sn_jval *put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
+{
+    char num[24];
+    const char *p;
+    size_t plen;
+    const sn_jval *child;
+    if (v->type == SN_JV_OBJECT) {
+        p = v->u.m[i].key;
+        plen = v->u.m[i].len;
+        child = &v->u.m[i].v;
+    } else {
+        p = utoa(i, num + sizeof num);
+        plen = (size_t)(num + sizeof num - p);
+        child = &v->u.a[i];
+    }
+    size_t n = *len;
+    if (n + 1 < cap)
+        out[n++] = '/';
+    for (size_t k = 0; k < plen && n + 2 < cap; k++) {
+        if (p[k] == '~' || p[k] == '/') { /* RFC 6901 */
+            out[n++] = '~';
+            out[n++] = p[k] == '~' ? '0' : '1';
+        } else {
+            out[n++] = p[k];
+        }
+    }
+    *len = n;
+    return child;
+}
+
+/* The JSON Pointer of `at`, a value of the instance (NULL: the root),
+ * found by a search from the root. */
 static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t cap)
 {
     uint32_t path[SN_JVAL_MAX_DEPTH];
@@ -100,32 +135,62 @@ static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t ca
         !find_path(c->root, at, path, &n))
         return;
     const sn_jval *v = c->root;
-    for (size_t d = 0; d < n; d++) {
-        char num[24];
-        const char *p;
-        size_t plen;
-        if (v->type == SN_JV_OBJECT) {
-            p = v->u.m[path[d]].key;
-            plen = v->u.m[path[d]].len;
-            v = &v->u.m[path[d]].v;
-        } else {
-            p = utoa(path[d], num + sizeof num);
-            plen = (size_t)(num + sizeof num - p);
-            v = &v->u.a[path[d]];
-        }
-        if (len + 1 >= cap)
-            break;
-        out[len++] = '/';
-        for (size_t i = 0; i < plen && len + 2 < cap; i++) {
-            if (p[i] == '~' || p[i] == '/') { /* RFC 6901 */
-                out[len++] = '~';
-                out[len++] = p[i] == '~' ? '0' : '1';
-            } else {
-                out[len++] = p[i];
-            }
-        }
-    }
+    for (size_t d = 0; d < n; d++)
+        v = put_step(v, path[d], out, &len, cap);
     out[len] = '\0';
+}
+
+/* The JSON Pointer the trail spells (checked by write_location). */
+static void trail_pointer(const vctx *c, char *out, size_t cap)
+{
+    size_t len = 0;
+    const sn_jval *v = c->root;
+    for (uint32_t k = c->ntrail; k > 0; k--)
+        v = put_step(v, c->trail[k - 1], out, &len, cap);
+    out[len] = '\0';
+}
+
+/* The diag's failure is at `at`: its pointer is written once validation
+ * ends (write_location), from the trail the evaluators leave on the way
+ * out, or by a search when the trail is incomplete. */
+static void failed_at(vctx *c, const sn_jval *at)
+{
+    c->fail_at = at;
+    c->ntrail = 0;
+}
+
+/* A child (member or item `index`) of the value being evaluated failed,
+ * not quietly: one more step of the failure's location. */
+static inline void trail(vctx *c, uint32_t index)
+{
+    if (c->quiet)
+        return;
+    if (c->ntrail < TRAIL)
+        c->trail[c->ntrail++] = index;
+    else
+        c->ntrail = TRAIL + 1; /* too deep: search instead */
+}
+
+/* Writes the diag's pointer: the trail when it leads from the root to
+ * fail_at (a value's path is unique, so arriving proves it), else a search. */
+static void write_location(vctx *c)
+{
+    if (c->diag == NULL || c->fail_at == NULL)
+        return;
+    const sn_jval *v = c->ntrail <= TRAIL ? c->root : NULL;
+    for (uint32_t k = c->ntrail; v && k > 0 && k <= TRAIL; k--) {
+        uint32_t i = c->trail[k - 1];
+        if (v->type == SN_JV_OBJECT && i < v->n)
+            v = &v->u.m[i].v;
+        else if (v->type == SN_JV_ARRAY && i < v->n)
+            v = &v->u.a[i];
+        else
+            v = NULL;
+    }
+    if (v == c->fail_at)
+        trail_pointer(c, c->diag->pointer, sizeof c->diag->pointer);
+    else
+        write_pointer(c, c->fail_at, c->diag->pointer, sizeof c->diag->pointer);
 }
 
 static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
@@ -139,7 +204,7 @@ static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(c->diag->message, sizeof c->diag->message, fmt, ap);
     va_end(ap);
-    write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
+    failed_at(c, at);
     return false;
 }
 
@@ -159,7 +224,7 @@ static bool fail2(vctx *c, const sn_jval *at, const char *a, const char *b)
     if (lb)
         memcpy(m + la, b, lb);
     m[la + lb] = '\0';
-    write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
+    failed_at(c, at);
     return false;
 }
 
@@ -187,7 +252,7 @@ static bool stop(vctx *c, const sn_jval *at, sn_err err)
     if (c->diag) {
         snprintf(c->diag->message, sizeof c->diag->message, "%s",
                  err == SN_ENOMEM ? "out of memory" : "validation exceeded its work limit");
-        write_pointer(c, at, c->diag->pointer, sizeof c->diag->pointer);
+        failed_at(c, at);
     }
     return false;
 }
@@ -774,8 +839,11 @@ static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t
     } else {
         for (size_t k = 0; k < upto; k++) {
             const sn__node *child = p->list[k].child;
-            if (later[k] && child && !eval_child(c, child, later[k]))
+            if (later[k] && child && !eval_child(c, child, later[k])) {
+                /* a member starts with its value */
+                trail(c, (uint32_t)((const sn_jmember *)(const void *)later[k] - v->u.m));
                 break;
+            }
         }
     }
     if (later != stack)
@@ -801,6 +869,7 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
                                       m->v.u.i >= s->min && m->v.u.i <= s->max))) ||
                     eval_child(c, s->child, &m->v))
                     continue;
+                trail(c, i);
                 return props_repair(c, p, v, i, s->index, nreq);
             }
         }
@@ -810,6 +879,8 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
             fail(c, v, "property \"%.*s\" is not allowed", (int)m->len, m->key);
         else if (eval_child(c, p->additional, &m->v))
             continue;
+        else
+            trail(c, i);
         return props_repair(c, p, v, i, p->nlist, nreq);
     }
     return nreq == p->nreq || check_required(c, p, v, v);
@@ -1323,7 +1394,8 @@ static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
             ok = fail(c, v, "array has more than %zu items", op->u.count);
         else if (op->kind == SN__OP_ITEMS)
             for (uint32_t i = 0; i < v->n && ok; i++)
-                ok = eval_child(c, op->u.items.items, &v->u.a[i]);
+                if (!(ok = eval_child(c, op->u.items.items, &v->u.a[i])))
+                    trail(c, i);
     }
     return ok;
 }
@@ -1352,13 +1424,17 @@ sn_err sn_schema_check(const sn_schema *s, const sn_jval *instance, sn_diag *dia
         sn_diag_set(diag, "no schema or instance");
         return SN_EINVAL;
     }
+    uint32_t steps_out[TRAIL]; /* not zeroed: only written on failure */
     vctx c = {.s = s,
+              .trail = steps_out,
               .root = instance,
               .diag = diag,
               .max_steps = s->max_steps,
               .dynamic = s->dynamic,
               .md_slot = -1};
     bool ok = eval_child(&c, s->root, instance);
+    if (!ok)
+        write_location(&c);
     if (c.md) {
         if (c.md_slot >= 0)
             atomic_flag_clear(&((sn_schema *)s)->pool[c.md_slot].busy);
