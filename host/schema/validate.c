@@ -112,12 +112,23 @@ static const sn_jval *put_step(const sn_jval *v, uint32_t i, char *out, size_t *
     size_t n = *len;
     if (n + 1 < cap)
         out[n++] = '/';
-    for (size_t k = 0; k < plen && n + 2 < cap; k++) {
-        if (p[k] == '~' || p[k] == '/') { /* RFC 6901 */
-            out[n++] = '~';
-            out[n++] = p[k] == '~' ? '0' : '1';
-        } else {
-            out[n++] = p[k];
+    if (n + 2 * plen < cap) { /* room even if every byte is escaped */
+        for (size_t k = 0; k < plen; k++) {
+            char ch = p[k];
+            if (ch == '~' || ch == '/') { /* RFC 6901 */
+                out[n++] = '~';
+                ch = ch == '~' ? '0' : '1';
+            }
+            out[n++] = ch;
+        }
+    } else {
+        for (size_t k = 0; k < plen && n + 2 < cap; k++) {
+            if (p[k] == '~' || p[k] == '/') {
+                out[n++] = '~';
+                out[n++] = p[k] == '~' ? '0' : '1';
+            } else {
+                out[n++] = p[k];
+            }
         }
     }
     *len = n;
@@ -823,6 +834,11 @@ static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t
 {
     if (c->quiet || c->abort)
         return false;
+    if (i + 1 == v->n) { /* the last member: only a missing name can come first */
+        if (nreq < p->nreq)
+            check_required(c, p, v, v);
+        return false;
+    }
     const sn_jval *stack[64], **later = stack; /* later[k]: list[k]'s value after i */
     if (p->nlist > 64 && (later = sn_malloc(p->nlist * sizeof *later)) == NULL)
         return stop(c, v, SN_ENOMEM);
