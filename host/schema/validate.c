@@ -49,6 +49,7 @@ static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a);
 static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v);
 static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v);
 static bool eval_object(vctx *c, const sn__props *p, const sn_jval *v);
+static bool eval_array(vctx *c, const sn__node *n, const sn_jval *v);
 
 /* ======================================================================
  * Failures
@@ -1367,6 +1368,8 @@ static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__
         return fail_type(c, v);
     if (n->shape == SN__SHAPE_OBJECT && tb == SN_JV_OBJECT)
         return eval_object(c, n->props, v);
+    if (n->shape == SN__SHAPE_ARRAY && tb == SN_JV_ARRAY)
+        return eval_array(c, n, v);
     if (!(n->flags & SN__NODE_SCALAR))
         return eval_shaped(c, n, v);
     /* No step: the parent counted this value as one of its keys or items,
@@ -1397,8 +1400,14 @@ static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
     }
     if (object)
         return eval_object(c, n->props, v);
-    /* No depth count on the shaped paths: they nest as deep as the
-     * instance, which a view bounds (SN_JVAL_MAX_DEPTH). */
+    return eval_array(c, n, v);
+}
+
+/* An array node (SN__SHAPE_ARRAY) over an array. No depth count on the
+ * shaped paths: they nest as deep as the instance, which a view bounds
+ * (SN_JVAL_MAX_DEPTH). */
+static bool eval_array(vctx *c, const sn__node *n, const sn_jval *v)
+{
     c->steps += 1 + v->n; /* as op_items() counts */
     if (c->steps > c->max_steps)
         return stop(c, v, SN_ELIMIT);
