@@ -1403,6 +1403,31 @@ static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
     return eval_array(c, n, v);
 }
 
+/* Every item of `v` against `items`. An array of objects for an object
+ * node, the common case, goes straight to eval_object(). */
+static bool items_pass(vctx *c, const sn__node *items, const sn_jval *v)
+{
+    uint32_t i = 0;
+    if (items->shape == SN__SHAPE_OBJECT && items->nops && (items->types & SN_JV_OBJECT)) {
+        while (i < v->n && v->u.a[i].type == SN_JV_OBJECT &&
+               eval_object(c, items->props, &v->u.a[i]))
+            i++;
+        if (i == v->n)
+            return true;
+        if (v->u.a[i].type == SN_JV_OBJECT) {
+            trail(c, i);
+            return false;
+        }
+    }
+    for (; i < v->n; i++) {
+        if (!eval_child(c, items, &v->u.a[i])) {
+            trail(c, i);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* An array node (SN__SHAPE_ARRAY) over an array. No depth count on the
  * shaped paths: they nest as deep as the instance, which a view bounds
  * (SN_JVAL_MAX_DEPTH). */
@@ -1418,9 +1443,7 @@ static bool eval_array(vctx *c, const sn__node *n, const sn_jval *v)
         else if (op->kind == SN__OP_MAXITEMS && v->n > op->u.count)
             ok = fail(c, v, "array has more than %zu items", op->u.count);
         else if (op->kind == SN__OP_ITEMS)
-            for (uint32_t i = 0; i < v->n && ok; i++)
-                if (!(ok = eval_child(c, op->u.items.items, &v->u.a[i])))
-                    trail(c, i);
+            ok = items_pass(c, op->u.items.items, v);
     }
     return ok;
 }
