@@ -1663,6 +1663,16 @@ static uint8_t shape_of(const sn__node *n)
     return SN__SHAPE_GENERIC;
 }
 
+/* Lets the object walk call the evaluator of a shaped child directly. */
+static void link_shape(sn__prop *s)
+{
+    const sn__node *n = s->child;
+    if (n && n->shape == SN__SHAPE_OBJECT && (n->types & SN__T_OBJECT))
+        s->object = n->props;
+    if (n && n->shape == SN__SHAPE_ARRAY && (n->types & SN__T_ARRAY))
+        s->array = true;
+}
+
 /* Without a $dynamicRef that reads the scope, ref-only nodes are skipped
  * and the common node shapes are marked for the evaluator. */
 static void shortcut_refs(cc *c, entry *all, entry *root)
@@ -1675,6 +1685,18 @@ static void shortcut_refs(cc *c, entry *all, entry *root)
         e->node->shape = shape_of(e->node);
         if (e->node->shape == SN__SHAPE_OBJECT)
             e->node->props = e->node->ops[0].u.props;
+    }
+    /* Once every shape is known: the slots whose child is shaped. */
+    for (entry *e = all; e; e = e->next_work) {
+        for (uint32_t i = 0; i < e->node->nops; i++) {
+            if (e->node->ops[i].kind != SN__OP_PROPS)
+                continue;
+            sn__props *p = (sn__props *)e->node->ops[i].u.props; /* arena memory */
+            for (size_t k = 0; k < p->nlist; k++)
+                link_shape((sn__prop *)&p->list[k]);
+            for (size_t k = 0; k <= p->mask; k++)
+                link_shape(&p->slots[k]);
+        }
     }
     c->s->root = through_refs(root->node);
 }

@@ -73,12 +73,14 @@ typedef struct sn__prop { /* one slot of the property hash table; hot fields fir
     uint32_t hash;         /* sn_jval_hash_key(name, len), truncated as in sn_jmember */
     const sn__node *child; /* properties/<name>, or NULL when only required */
     bool required;
-    bool leaf;           /* child is checked from here: leaf_types, and with */
-    bool bounded;        /* bounded, an integer in [min, max]; anything else */
-    uint8_t leaf_types;  /* goes to the child (child->types, one load nearer) */
-    uint32_t index;      /* position in sn__props.list (schema order) */
-    json_int_t min, max; /* the child's integer minimum and maximum */
-    const char *name;    /* NULL: empty slot */
+    bool leaf;                      /* child is checked from here: leaf_types, and with */
+    bool bounded;                   /* bounded, an integer in [min, max]; anything else */
+    uint8_t leaf_types;             /* goes to the child (child->types, one load nearer) */
+    uint32_t index;                 /* position in sn__props.list (schema order) */
+    json_int_t min, max;            /* the child's integer minimum and maximum */
+    const struct sn__props *object; /* the child is an object node: its props */
+    bool array;                     /* the child is an array node */
+    const char *name;               /* NULL: empty slot */
 } sn__prop;
 
 typedef struct sn__patprop {

@@ -881,10 +881,13 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
         if (s) {
             nreq += s->required;
             if (s->child) {
-                if ((s->leaf && (s->leaf_types & m->v.type) &&
-                     (!s->bounded || (!m->v.real && (m->v.type & SN_JV_NUMBER) &&
-                                      m->v.u.i >= s->min && m->v.u.i <= s->max))) ||
-                    eval_child(c, s->child, &m->v))
+                const sn_jval *x = &m->v;
+                if ((s->leaf && (s->leaf_types & x->type) &&
+                     (!s->bounded || (!x->real && (x->type & SN_JV_NUMBER) && x->u.i >= s->min &&
+                                      x->u.i <= s->max))) ||
+                    (s->object && x->type == SN_JV_OBJECT ? eval_object(c, s->object, x)
+                     : s->array && x->type == SN_JV_ARRAY ? eval_array(c, s->child, x)
+                                                          : eval_child(c, s->child, x)))
                     continue;
                 trail(c, i);
                 return props_repair(c, p, v, i, s->index, nreq);
