@@ -95,7 +95,8 @@ static bool find_path(const sn_jval *v, const sn_jval *target, uint32_t *path, s
 
 /* Appends "/" and the escaped step `i` of container `v` to out[*len];
  * returns the child. */
-static const sn_jval *put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
+static inline __attribute__((always_inline)) const sn_jval *
+put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
 {
     char num[24];
     const char *p;
