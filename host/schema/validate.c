@@ -93,6 +93,28 @@ static bool find_path(const sn_jval *v, const sn_jval *target, uint32_t *path, s
     return false;
 }
 
+/* Whether a word holds a byte RFC 6901 escapes ('~' or '/'): the classic
+ * test for a zero byte, on the word xor each of them. */
+static inline bool escapes_in(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t a = w ^ 0x7e7e7e7e7e7e7e7eu, b = w ^ 0x2f2f2f2f2f2f2f2fu;
+    return (((a - ones) & ~a) | ((b - ones) & ~b)) & highs;
+}
+
+/* Copies up to 8 bytes with overlapping fixed-size moves. */
+static inline void copy_short(char *out, const char *p, size_t n)
+{
+    if (n >= 4) {
+        memcpy(out, p, 4);
+        memcpy(out + n - 4, p + n - 4, 4);
+    } else if (n) {
+        out[0] = p[0];
+        out[n / 2] = p[n / 2];
+        out[n - 1] = p[n - 1];
+    }
+}
+
 /* Appends "/" and the escaped step `i` of container `v` to out[*len];
  * returns the child. */
 static inline __attribute__((always_inline)) const sn_jval *
@@ -102,30 +124,28 @@ put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
     const char *p;
     size_t plen;
     const sn_jval *child;
+    bool plain; /* nothing to escape */
     if (v->type == SN_JV_OBJECT) {
         p = v->u.m[i].key;
         plen = v->u.m[i].len;
         child = &v->u.m[i].v;
+        /* A key of up to 8 bytes is all in its head (jval.h). */
+        plain = plen <= 8 && !escapes_in(v->u.m[i].head);
     } else {
         p = utoa(i, num + sizeof num);
         plen = (size_t)(num + sizeof num - p);
         child = &v->u.a[i];
+        plain = plen <= 8;
     }
     size_t n = *len;
     if (n + 1 < cap)
         out[n++] = '/';
-    if (n + 2 * plen < cap) { /* room even if every byte is escaped */
-        for (size_t k = 0; k < plen; k++) {
-            char ch = p[k];
-            if (ch == '~' || ch == '/') { /* RFC 6901 */
-                out[n++] = '~';
-                ch = ch == '~' ? '0' : '1';
-            }
-            out[n++] = ch;
-        }
+    if (plain && n + plen < cap) {
+        copy_short(out + n, p, plen);
+        n += plen;
     } else {
         for (size_t k = 0; k < plen && n + 2 < cap; k++) {
-            if (p[k] == '~' || p[k] == '/') {
+            if (p[k] == '~' || p[k] == '/') { /* RFC 6901 */
                 out[n++] = '~';
                 out[n++] = p[k] == '~' ? '0' : '1';
             } else {

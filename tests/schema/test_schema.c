@@ -351,6 +351,34 @@ Test(schema, checks_integer_bounds_of_properties, .init = mem_begin, .fini = mem
     }
 }
 
+/* Pointer segments of every length escape '~' and '/' (RFC 6901): short
+ * keys are written from their head, longer ones byte by byte. */
+Test(schema, escapes_keys_of_every_length_in_pointers, .init = mem_begin, .fini = mem_end)
+{
+    static const struct {
+        const char *key, *pointer;
+    } cases[] = {
+        {"~", "/~0"},
+        {"a/", "/a~1"},
+        {"abc", "/abc"},
+        {"abcdefg/", "/abcdefg~1"},
+        {"~bcdefgh", "/~0bcdefgh"},
+        {"abcdefgh", "/abcdefgh"},
+        {"abcdefgh/x~y", "/abcdefgh~1x~0y"},
+        {"", "/"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char inst[128];
+        snprintf(inst, sizeof inst, "{\"ok\":\"s\",\"%s\":[\"s\",1]}", cases[i].key);
+        sn_diag d;
+        cr_assert_eq(run("{\"additionalProperties\":{\"items\":{\"type\":\"string\"}}}", inst, &d),
+                     SN_EVALIDATE, "case %zu", i);
+        char want[64];
+        snprintf(want, sizeof want, "%s/1", cases[i].pointer);
+        cr_assert_str_eq(d.pointer, want, "case %zu", i);
+    }
+}
+
 /* Over 64 declared names the repair step keeps its table on the heap. */
 Test(schema, reports_in_schema_order_for_many_properties, .init = mem_begin, .fini = mem_end)
 {
