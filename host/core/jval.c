@@ -124,6 +124,19 @@ static inline sn_err value(sn_jarena *a, const json_t *src, sn_jval *out, int de
     }
 }
 
+/* Room for `n` entries of `size` bytes (`none` when n is 0), or NULL
+ * with *err set. */
+static void *entries(sn_jarena *a, size_t n, size_t size, void *none, sn_err *err)
+{
+    if (n > UINT32_MAX) {
+        *err = SN_ELIMIT;
+        return NULL;
+    }
+    void *p = n ? arena_alloc(a, n * size) : none;
+    *err = p ? SN_OK : SN_ENOMEM;
+    return p;
+}
+
 /* An object or an array. */
 static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
 {
@@ -131,25 +144,20 @@ static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
         return SN_ELIMIT;
     if (json_is_array(src)) {
         size_t n = json_array_size(src);
-        if (n > UINT32_MAX)
-            return SN_ELIMIT;
-        sn_jval *items = n ? arena_alloc(a, n * sizeof *items) : no_items;
+        sn_err err;
+        sn_jval *items = entries(a, n, sizeof *items, no_items, &err);
         if (items == NULL)
-            return SN_ENOMEM;
+            return err;
         *out = (sn_jval){.type = SN_JV_ARRAY, .n = (uint32_t)n, .u.a = items};
-        for (size_t i = 0; i < n; i++) {
-            sn_err err = value(a, json_array_get(src, i), &items[i], depth + 1);
-            if (err)
-                return err;
-        }
-        return SN_OK;
+        for (size_t i = 0; i < n && err == SN_OK; i++)
+            err = value(a, json_array_get(src, i), &items[i], depth + 1);
+        return err;
     }
     size_t n = json_object_size(src);
-    if (n > UINT32_MAX)
-        return SN_ELIMIT;
-    sn_jmember *m = n ? arena_alloc(a, n * sizeof *m) : no_members;
+    sn_err err;
+    sn_jmember *m = entries(a, n, sizeof *m, no_members, &err);
     if (m == NULL)
-        return SN_ENOMEM;
+        return err;
     *out = (sn_jval){.type = SN_JV_OBJECT, .n = (uint32_t)n, .u.m = m};
     json_t *o = (json_t *)src; /* iteration does not modify */
     void *it = json_object_iter(o);
@@ -162,7 +170,7 @@ static sn_err build(sn_jarena *a, const json_t *src, sn_jval *out, int depth)
         m->len = (uint32_t)len;
         m->head = sn_jval_key_head(key, len);
         m->hash = (uint32_t)sn_jval_hash_key(key, len);
-        sn_err err = value(a, json_object_iter_value(it), &m->v, depth + 1);
+        err = value(a, json_object_iter_value(it), &m->v, depth + 1);
         if (err)
             return err;
     }
