@@ -927,8 +927,9 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
     return nreq == p->nreq || check_required(c, p, v, v);
 }
 
-/* One quiet pass over the instance's keys (a probe of the property table
- * each); only when it fails do the ordered passes run, to name the failure
+/* properties & co. as an op: the one pass when it can (no patterns, no
+ * annotations to collect); otherwise one quiet pass over the instance's
+ * keys, and only when it fails the ordered passes, to name the failure
  * that comes first in the documented order. */
 static bool op_props(vctx *c, const sn__props *p, const sn_jval *v, const sn_jval *at, ann *a)
 {
