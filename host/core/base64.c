@@ -1,10 +1,11 @@
 #include "core/base64.h"
 
+static const char std_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char url_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-size_t sn_base64_encode(const void *data, size_t len, char *out)
+/* Both alphabets; `pad` writes '=' to a multiple of 4. */
+static size_t encode(const unsigned char *s, size_t len, char *out, const char *digits, bool pad)
 {
-    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *s = data;
     size_t o = 0;
     for (size_t i = 0; i < len; i += 3) {
         unsigned v = (unsigned)s[i] << 16;
@@ -14,13 +15,17 @@ size_t sn_base64_encode(const void *data, size_t len, char *out)
             v |= s[i + 2];
         out[o++] = digits[(v >> 18) & 63];
         out[o++] = digits[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? digits[v & 63] : '=';
+        if (i + 1 < len || pad)
+            out[o++] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
+        if (i + 2 < len || pad)
+            out[o++] = i + 2 < len ? digits[v & 63] : '=';
     }
     return o;
 }
 
-static int digit_value(unsigned char c)
+/* The value of digit `c` in the alphabet whose last two digits are
+ * c62 and c63, or -1. */
+static int digit_value(unsigned char c, char c62, char c63)
 {
     if (c >= 'A' && c <= 'Z')
         return c - 'A';
@@ -28,11 +33,16 @@ static int digit_value(unsigned char c)
         return c - 'a' + 26;
     if (c >= '0' && c <= '9')
         return c - '0' + 52;
-    if (c == '+')
+    if (c == (unsigned char)c62)
         return 62;
-    if (c == '/')
+    if (c == (unsigned char)c63)
         return 63;
     return -1;
+}
+
+size_t sn_base64_encode(const void *data, size_t len, char *out)
+{
+    return encode(data, len, out, std_digits, true);
 }
 
 long sn_base64_decode(const char *s, size_t len, unsigned char *out)
@@ -52,7 +62,7 @@ long sn_base64_decode(const char *s, size_t len, unsigned char *out)
             }
             if (pad) /* data after padding */
                 return -1;
-            v[k] = digit_value(c);
+            v[k] = digit_value(c, '+', '/');
             if (v[k] < 0)
                 return -1;
         }
@@ -65,4 +75,40 @@ long sn_base64_decode(const char *s, size_t len, unsigned char *out)
             out[n++] = (unsigned char)bits;
     }
     return (long)n;
+}
+
+size_t sn_base64url_encode(const void *data, size_t len, char *out)
+{
+    return encode(data, len, out, url_digits, false);
+}
+
+bool sn_base64url_valid(const char *s, size_t len)
+{
+    if (len % 4 == 1)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (digit_value((unsigned char)s[i], '-', '_') < 0)
+            return false;
+    if (len % 4 == 2)
+        return (digit_value((unsigned char)s[len - 1], '-', '_') & 15) == 0;
+    if (len % 4 == 3)
+        return (digit_value((unsigned char)s[len - 1], '-', '_') & 3) == 0;
+    return true;
+}
+
+size_t sn_base64url_decode(const char *s, size_t len, unsigned char *out)
+{
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < len; i++) {
+        acc = (acc << 6) | (unsigned)digit_value((unsigned char)s[i], '-', '_');
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+            acc &= (1u << bits) - 1;
+        }
+    }
+    return o;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/base64.h"
 #include "core/random.h"
 #include "core/utf8.h"
 
@@ -96,83 +97,6 @@ sn_err sn_state_key_from_env(sn_state_key **out, bool *generated, sn_diag *diag)
     if (err == SN_OK)
         *generated = true;
     return err;
-}
-
-/* ---- base64url, unpadded, strict ---- */
-
-static const char b64digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static size_t b64len(size_t n)
-{
-    return n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
-}
-
-static size_t b64encode(const unsigned char *s, size_t len, char *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned)s[i] << 16;
-        if (i + 1 < len)
-            v |= (unsigned)s[i + 1] << 8;
-        if (i + 2 < len)
-            v |= s[i + 2];
-        out[o++] = b64digits[(v >> 18) & 63];
-        out[o++] = b64digits[(v >> 12) & 63];
-        if (i + 1 < len)
-            out[o++] = b64digits[(v >> 6) & 63];
-        if (i + 2 < len)
-            out[o++] = b64digits[v & 63];
-    }
-    return o;
-}
-
-static int b64value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '-')
-        return 62;
-    if (c == '_')
-        return 63;
-    return -1;
-}
-
-/* True when s[0..len) is unpadded base64url in canonical form: alphabet
- * only, a possible length, and zero bits after the last byte. */
-static bool b64valid(const char *s, size_t len)
-{
-    if (len % 4 == 1)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        if (b64value((unsigned char)s[i]) < 0)
-            return false;
-    if (len % 4 == 2)
-        return (b64value((unsigned char)s[len - 1]) & 15) == 0;
-    if (len % 4 == 3)
-        return (b64value((unsigned char)s[len - 1]) & 3) == 0;
-    return true;
-}
-
-/* Decodes what b64valid accepted; out holds len * 3 / 4 bytes. */
-static size_t b64decode(const char *s, size_t len, unsigned char *out)
-{
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        acc = (acc << 6) | (unsigned)b64value((unsigned char)s[i]);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    return o;
 }
 
 /* ---- digests ---- */
@@ -645,7 +569,7 @@ sn_err sn_state_seal(const sn_state_key *k, const sn_state_binding *b, const jso
         return err;
     long long expiry = now_ms + ttl_ms;
     size_t rlen = HEADER_LEN + plen;
-    size_t blen = b64len(rlen);
+    size_t blen = SN_BASE64URL_LEN(rlen);
     if (blen + 1 + MAC_CHARS > SN_STATE_TOKEN_MAX)
         return SN_ELIMIT;
 
@@ -664,14 +588,14 @@ sn_err sn_state_seal(const sn_state_key *k, const sn_state_binding *b, const jso
     out = sn_malloc(blen + 1 + MAC_CHARS + 1);
     if (out == NULL)
         goto done;
-    b64encode(raw, rlen, out);
+    sn_base64url_encode(raw, rlen, out);
     unsigned char tag[MAC_LEN];
     if (!mac(k, out, blen, tag)) {
         err = SN_EIO;
         goto done;
     }
     out[blen] = '.';
-    b64encode(tag, MAC_LEN, out + blen + 1);
+    sn_base64url_encode(tag, MAC_LEN, out + blen + 1);
     out[blen + 1 + MAC_CHARS] = '\0';
     *token = out;
     out = NULL;
@@ -715,11 +639,12 @@ sn_err sn_state_open(const sn_state_key *k, const sn_state_binding *b, const cha
         return refuse(diag, MSG_MALFORMED);
     size_t blen = n - MAC_CHARS - 1;
     const char *tagtext = token + blen + 1;
-    if (token[blen] != '.' || !b64valid(token, blen) || !b64valid(tagtext, MAC_CHARS))
+    if (token[blen] != '.' || !sn_base64url_valid(token, blen) ||
+        !sn_base64url_valid(tagtext, MAC_CHARS))
         return refuse(diag, MSG_MALFORMED);
 
     unsigned char tag[MAC_LEN], want[MAC_LEN];
-    b64decode(tagtext, MAC_CHARS, tag);
+    sn_base64url_decode(tagtext, MAC_CHARS, tag);
     if (!mac(k, token, blen, want)) {
         sn_diag_set(diag, "OpenSSL HMAC-SHA256 failed");
         return SN_EIO;
@@ -735,7 +660,7 @@ sn_err sn_state_open(const sn_state_key *k, const sn_state_binding *b, const cha
     unsigned char *raw = sn_malloc(rlen);
     if (raw == NULL)
         return SN_ENOMEM;
-    b64decode(token, blen, raw);
+    sn_base64url_decode(token, blen, raw);
 
     sn_err err;
     unsigned char hdr[HEADER_LEN];
