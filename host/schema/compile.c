@@ -1037,6 +1037,8 @@ static sn_err build_props(cc *c, entry *e, const json_t *props, const json_t *pa
         }
         s->required = true;
     }
+    for (size_t i = 0; i < n; i++)
+        order[i]->check = order[i]->child ? SN__CHECK_NODE : SN__CHECK_ANY;
     if (n) {
         sn__prop *list = sn__arena_alloc(A, n * sizeof *list);
         if (list == NULL)
@@ -1569,30 +1571,6 @@ static void shorten_list(const sn__node *const *v, size_t n)
         shorten((const sn__node **)&v[i]); /* arena memory, written only here */
 }
 
-/* Marks the children the slot can check by itself: no ops, or only
- * integer bounds (an integer in range passes; the rest asks the child). */
-static void shorten_prop(sn__prop *s)
-{
-    shorten(&s->child);
-    const sn__node *n = s->child;
-    if (n == NULL || n->nops > 2)
-        return;
-    s->min = INT64_MIN;
-    s->max = INT64_MAX;
-    for (uint32_t i = 0; i < n->nops; i++) {
-        const sn__op *op = &n->ops[i];
-        if ((op->kind != SN__OP_MINIMUM && op->kind != SN__OP_MAXIMUM) || !op->u.num.is_int)
-            return;
-        if (op->kind == SN__OP_MINIMUM)
-            s->min = op->u.num.i;
-        else
-            s->max = op->u.num.i;
-        s->bounded = true;
-    }
-    s->leaf = true;
-    s->leaf_types = n->types;
-}
-
 static void shorten_op(sn__op *op)
 {
     switch (op->kind) {
@@ -1600,9 +1578,9 @@ static void shorten_op(sn__op *op)
     case SN__OP_REQUIRED: {
         sn__props *p = (sn__props *)op->u.props; /* arena memory, written only here */
         for (size_t i = 0; i < p->nlist; i++)
-            shorten_prop((sn__prop *)&p->list[i]);
+            shorten(&((sn__prop *)p->list)[i].child);
         for (size_t i = 0; p->slots && i <= p->mask; i++)
-            shorten_prop(&p->slots[i]);
+            shorten(&p->slots[i].child);
         for (size_t i = 0; i < p->npats; i++)
             shorten(&((sn__patprop *)p->pats)[i].child);
         shorten(&p->additional);
@@ -1663,42 +1641,95 @@ static uint8_t shape_of(const sn__node *n)
     return SN__SHAPE_GENERIC;
 }
 
-/* Lets the object walk call the evaluator of a shaped child directly. */
-static void link_shape(sn__prop *s)
+/* How the shaped paths check a value against slot `s`'s child
+ * (SN__CHECK_*), once every node's shape is known. */
+static void plan_check(sn__prop *s)
 {
     const sn__node *n = s->child;
-    if (n && n->shape == SN__SHAPE_OBJECT && (n->types & SN__T_OBJECT))
-        s->object = n->props;
-    if (n && n->shape == SN__SHAPE_ARRAY && (n->types & SN__T_ARRAY))
-        s->array = true;
+    if (n == NULL || (n->flags & SN__NODE_TRUE)) {
+        s->check = SN__CHECK_ANY;
+        return;
+    }
+    s->types = n->types;
+    if (n->shape == SN__SHAPE_OBJECT && (n->types & SN__T_OBJECT)) {
+        s->check = SN__CHECK_OBJECT;
+        s->shaped.object = n->props;
+        return;
+    }
+    if (n->shape == SN__SHAPE_ARRAY && (n->types & SN__T_ARRAY)) {
+        s->check = SN__CHECK_ARRAY;
+        s->shaped.array = n->array;
+        return;
+    }
+    if (n->nops > 2)
+        return;
+    s->min = INT64_MIN;
+    s->max = INT64_MAX;
+    for (uint32_t i = 0; i < n->nops; i++) {
+        const sn__op *op = &n->ops[i];
+        if ((op->kind != SN__OP_MINIMUM && op->kind != SN__OP_MAXIMUM) || !op->u.num.is_int)
+            return;
+        if (op->kind == SN__OP_MINIMUM)
+            s->min = op->u.num.i;
+        else
+            s->max = op->u.num.i;
+    }
+    s->check = n->nops ? SN__CHECK_INT : SN__CHECK_TYPES;
+}
+
+/* An array node's ops laid out for the shaped path (its item planned
+ * later, with every other slot). */
+static sn__array *array_shape(cc *c, const sn__node *n)
+{
+    sn__array *a = sn__arena_alloc(&c->s->arena, sizeof *a);
+    if (a == NULL)
+        return NULL;
+    a->max = SIZE_MAX;
+    for (uint32_t i = 0; i < n->nops; i++) {
+        const sn__op *op = &n->ops[i];
+        if (op->kind == SN__OP_MINITEMS)
+            a->min = op->u.count;
+        else if (op->kind == SN__OP_MAXITEMS)
+            a->max = op->u.count;
+        else
+            a->item.child = op->u.items.items;
+    }
+    return a;
 }
 
 /* Without a $dynamicRef that reads the scope, ref-only nodes are skipped
  * and the common node shapes are marked for the evaluator. */
-static void shortcut_refs(cc *c, entry *all, entry *root)
+static sn_err shortcut_refs(cc *c, entry *all, entry *root)
 {
     if (c->s->dynamic)
-        return;
+        return SN_OK;
     for (entry *e = all; e; e = e->next_work) {
-        for (uint32_t i = 0; i < e->node->nops; i++)
-            shorten_op((sn__op *)&e->node->ops[i]); /* arena memory, written only here */
-        e->node->shape = shape_of(e->node);
-        if (e->node->shape == SN__SHAPE_OBJECT)
-            e->node->props = e->node->ops[0].u.props;
+        sn__node *n = e->node;
+        for (uint32_t i = 0; i < n->nops; i++)
+            shorten_op((sn__op *)&n->ops[i]); /* arena memory, written only here */
+        n->shape = shape_of(n);
+        if (n->shape == SN__SHAPE_OBJECT)
+            n->props = n->ops[0].u.props;
+        if (n->shape == SN__SHAPE_ARRAY && (n->array = array_shape(c, n)) == NULL)
+            return SN_ENOMEM;
     }
-    /* Once every shape is known: the slots whose child is shaped. */
+    /* Once every shape is known: how each slot checks its child. */
     for (entry *e = all; e; e = e->next_work) {
-        for (uint32_t i = 0; i < e->node->nops; i++) {
-            if (e->node->ops[i].kind != SN__OP_PROPS)
+        const sn__node *n = e->node;
+        if (n->array)
+            plan_check((sn__prop *)&n->array->item); /* arena memory */
+        for (uint32_t i = 0; i < n->nops; i++) {
+            if (n->ops[i].kind != SN__OP_PROPS)
                 continue;
-            sn__props *p = (sn__props *)e->node->ops[i].u.props; /* arena memory */
+            sn__props *p = (sn__props *)n->ops[i].u.props; /* arena memory */
             for (size_t k = 0; k < p->nlist; k++)
-                link_shape((sn__prop *)&p->list[k]);
+                plan_check((sn__prop *)&p->list[k]);
             for (size_t k = 0; k <= p->mask; k++)
-                link_shape(&p->slots[k]);
+                plan_check(&p->slots[k]);
         }
     }
     c->s->root = through_refs(root->node);
+    return SN_OK;
 }
 
 /* ======================================================================
@@ -1818,7 +1849,9 @@ sn_err sn_schema_compile(const json_t *doc, const sn_schema_options *opts, sn_sc
     if (err)
         goto fail;
     s->root = root->node;
-    shortcut_refs(&c, all, root);
+    err = shortcut_refs(&c, all, root);
+    if (err)
+        goto fail;
     *out = s;
     goto done;
 fail:

@@ -67,21 +67,43 @@ typedef struct sn__regex {
     const char *src; /* the schema's pattern, for messages */
 } sn__regex;
 
+/* How the shaped paths check a property's or an item's value (validate.c,
+ * check()): the common children decided where they are found, without a
+ * call; anything else, and every failure, goes to the child node. */
+enum {
+    SN__CHECK_NODE,   /* evaluate `child` */
+    SN__CHECK_ANY,    /* no child, or `true`: anything passes */
+    SN__CHECK_TYPES,  /* a child without ops: `types` */
+    SN__CHECK_INT,    /* only integer bounds: an integer in [min, max] passes */
+    SN__CHECK_OBJECT, /* an object node: an object goes to `object` */
+    SN__CHECK_ARRAY   /* an array node: an array goes to `array` */
+};
+
+typedef struct sn__array sn__array;
+
 typedef struct sn__prop { /* one slot of the property hash table; hot fields first */
     uint64_t head;        /* sn_jval_key_head(name, len) */
     uint32_t len;
-    uint32_t hash;         /* sn_jval_hash_key(name, len), truncated as in sn_jmember */
-    const sn__node *child; /* properties/<name>, or NULL when only required */
+    uint8_t check; /* SN__CHECK_*, set once shapes are known */
+    uint8_t types; /* the child's types (SN__CHECK_TYPES, SN__CHECK_INT) */
     bool required;
-    bool leaf;                      /* child is checked from here: leaf_types, and with */
-    bool bounded;                   /* bounded, an integer in [min, max]; anything else */
-    uint8_t leaf_types;             /* goes to the child (child->types, one load nearer) */
-    uint32_t index;                 /* position in sn__props.list (schema order) */
-    json_int_t min, max;            /* the child's integer minimum and maximum */
-    const struct sn__props *object; /* the child is an object node: its props */
-    bool array;                     /* the child is an array node */
-    const char *name;               /* NULL: empty slot */
+    json_int_t min, max; /* SN__CHECK_INT: the child's integer minimum and maximum */
+    union {
+        const struct sn__props *object; /* SN__CHECK_OBJECT */
+        const sn__array *array;         /* SN__CHECK_ARRAY */
+    } shaped;
+    const sn__node *child; /* properties/<name>, or NULL when only required */
+    uint32_t hash;         /* sn_jval_hash_key(name, len), truncated as in sn_jmember */
+    uint32_t index;        /* position in sn__props.list (schema order) */
+    const char *name;      /* NULL: empty slot */
 } sn__prop;
+
+/* An array node's ops as the shaped path runs them: [minItems] [maxItems]
+ * items, the items checked as a property's value is. */
+struct sn__array {
+    size_t min, max; /* 0 and SIZE_MAX when absent */
+    sn__prop item;   /* unnamed: check, types, bounds, child */
+};
 
 typedef struct sn__patprop {
     const sn__regex *re;
@@ -216,6 +238,7 @@ enum {
 struct sn__node {
     const sn__op *ops;      /* `type` is not an op: it is `types`, checked first */
     const sn__props *props; /* SN__SHAPE_OBJECT: ops[0].u.props, one load nearer */
+    const sn__array *array; /* SN__SHAPE_ARRAY: the ops laid out */
     uint32_t nops;
     uint32_t res;  /* schema resource, for the dynamic scope */
     uint8_t types; /* SN__T_ANY when there is no `type` */

@@ -49,7 +49,7 @@ static inline bool eval(vctx *c, const sn__node *n, const sn_jval *v, ann *a);
 static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v);
 static inline bool eval_child(vctx *c, const sn__node *n, const sn_jval *v);
 static bool eval_object(vctx *c, const sn__props *p, const sn_jval *v);
-static bool eval_array(vctx *c, const sn__node *n, const sn_jval *v);
+static bool eval_array(vctx *c, const sn__array *a, const sn_jval *v);
 
 /* ======================================================================
  * Failures
@@ -173,16 +173,6 @@ static void write_pointer(const vctx *c, const sn_jval *at, char *out, size_t ca
     out[len] = '\0';
 }
 
-/* The JSON Pointer the trail spells (checked by write_location). */
-static void trail_pointer(const vctx *c, char *out, size_t cap)
-{
-    size_t len = 0;
-    const sn_jval *v = c->root;
-    for (uint32_t k = c->ntrail; k > 0; k--)
-        v = put_step(v, c->trail[k - 1], out, &len, cap);
-    out[len] = '\0';
-}
-
 /* The diag's failure is at `at`: its pointer is written once validation
  * ends (write_location), from the trail the evaluators leave on the way
  * out, or by a search when the trail is incomplete. */
@@ -210,20 +200,19 @@ static void write_location(vctx *c)
 {
     if (c->diag == NULL || c->fail_at == NULL)
         return;
+    char *out = c->diag->pointer;
+    size_t len = 0;
     const sn_jval *v = c->ntrail <= TRAIL ? c->root : NULL;
     for (uint32_t k = c->ntrail; v && k > 0 && k <= TRAIL; k--) {
         uint32_t i = c->trail[k - 1];
-        if (v->type == SN_JV_OBJECT && i < v->n)
-            v = &v->u.m[i].v;
-        else if (v->type == SN_JV_ARRAY && i < v->n)
-            v = &v->u.a[i];
+        if ((v->type == SN_JV_OBJECT || v->type == SN_JV_ARRAY) && i < v->n)
+            v = put_step(v, i, out, &len, sizeof c->diag->pointer);
         else
             v = NULL;
     }
-    if (v == c->fail_at)
-        trail_pointer(c, c->diag->pointer, sizeof c->diag->pointer);
-    else
-        write_pointer(c, c->fail_at, c->diag->pointer, sizeof c->diag->pointer);
+    out[len] = '\0';
+    if (v != c->fail_at)
+        write_pointer(c, c->fail_at, out, sizeof c->diag->pointer);
 }
 
 static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
@@ -889,40 +878,97 @@ static bool props_repair(vctx *c, const sn__props *p, const sn_jval *v, uint32_t
     return false;
 }
 
-/* Without patterns or annotations: one pass over the instance's keys, each
- * a probe of the property table, evaluating as it goes; a failure there is
- * final once props_repair() found nothing to report first. */
+/* A child of a shaped path evaluated in full: what check() can't decide.
+ * Out of line, so that the loops that call it keep their registers. */
+static __attribute__((noinline)) bool eval_node(vctx *c, const sn__node *n, const sn_jval *x)
+{
+    return eval_child(c, n, x);
+}
+
+/* Value `x` against slot `s`'s child (a property's, or an array's items):
+ * the common children decided here (SN__CHECK_*), the rest by eval_node(),
+ * which also names every failure of a child checked here. */
+static inline __attribute__((always_inline)) bool check(vctx *c, const sn__prop *s,
+                                                        const sn_jval *x)
+{
+    unsigned t = x->type;
+    uint8_t how = s->check;
+    if (how == SN__CHECK_TYPES) {
+        if (s->types & t)
+            return true;
+    } else if (how == SN__CHECK_OBJECT) {
+        if (t == SN_JV_OBJECT)
+            return eval_object(c, s->shaped.object, x);
+    } else if (how == SN__CHECK_INT) {
+        if ((s->types & t) && (t & SN_JV_NUMBER) && !x->real && x->u.i >= s->min &&
+            x->u.i <= s->max)
+            return true;
+    } else if (how == SN__CHECK_ARRAY) {
+        if (t == SN_JV_ARRAY)
+            return eval_array(c, s->shaped.array, x);
+    } else if (how == SN__CHECK_ANY) {
+        return true;
+    }
+    return eval_node(c, s->child, x);
+}
+
+/* The declared property named like member `m`, the i-th of its object,
+ * when list[i] is not (a long key, another order, an undeclared key). */
+static __attribute__((noinline)) const sn__prop *prop_find(const sn__props *p, const sn_jmember *m,
+                                                           size_t i)
+{
+    return prop_lookup(p, m, i);
+}
+
+/* Member `i` is not a declared property: additionalProperties, if any,
+ * with `nreq` required names seen before it. */
+static __attribute__((noinline)) bool props_other(vctx *c, const sn__props *p, const sn_jval *v,
+                                                  uint32_t i, size_t nreq)
+{
+    const sn_jmember *m = &v->u.m[i];
+    if (p->additional == NULL)
+        return true;
+    if (p->additional_false)
+        fail(c, v, "property \"%.*s\" is not allowed", (int)m->len, m->key);
+    else if (eval_child(c, p->additional, &m->v))
+        return true;
+    else
+        trail(c, i);
+    return props_repair(c, p, v, i, p->nlist, nreq);
+}
+
+/* Member `i`, a declared property, failed its check, with `nreq` required
+ * names seen up to it. */
+static __attribute__((noinline, cold)) bool member_failed(vctx *c, const sn__props *p,
+                                                          const sn_jval *v, uint32_t i, size_t nreq)
+{
+    trail(c, i);
+    return props_repair(c, p, v, i, prop_lookup(p, &v->u.m[i], i)->index, nreq);
+}
+
+/* Without patterns or annotations: one pass over the instance's keys,
+ * evaluating as it goes. Keys usually come in the schema's order, so a
+ * short key is matched against list[i] inline; anything else is looked up
+ * out of line. A failure there is final once props_repair() found nothing
+ * to report first. */
 static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const sn__props *p,
                                                                  const sn_jval *v)
 {
     size_t nreq = 0;
     for (uint32_t i = 0; i < v->n; i++) {
         const sn_jmember *m = &v->u.m[i];
-        const sn__prop *s = prop_lookup(p, m, i);
-        if (s) {
-            nreq += s->required;
-            if (s->child) {
-                const sn_jval *x = &m->v;
-                if ((s->leaf && (s->leaf_types & x->type) &&
-                     (!s->bounded || (!x->real && (x->type & SN_JV_NUMBER) && x->u.i >= s->min &&
-                                      x->u.i <= s->max))) ||
-                    (s->object && x->type == SN_JV_OBJECT ? eval_object(c, s->object, x)
-                     : s->array && x->type == SN_JV_ARRAY ? eval_array(c, s->child, x)
-                                                          : eval_child(c, s->child, x)))
-                    continue;
-                trail(c, i);
-                return props_repair(c, p, v, i, s->index, nreq);
+        const sn__prop *s = &p->list[i];
+        if (!(i < p->nlist && s->head == m->head && s->len == m->len && m->len <= 8)) {
+            s = prop_find(p, m, i);
+            if (s == NULL) {
+                if (!props_other(c, p, v, i, nreq))
+                    return false;
+                continue;
             }
         }
-        if (p->additional == NULL)
-            continue;
-        if (p->additional_false)
-            fail(c, v, "property \"%.*s\" is not allowed", (int)m->len, m->key);
-        else if (eval_child(c, p->additional, &m->v))
-            continue;
-        else
-            trail(c, i);
-        return props_repair(c, p, v, i, p->nlist, nreq);
+        nreq += s->required;
+        if (!check(c, s, &m->v))
+            return member_failed(c, p, v, i, nreq);
     }
     return nreq == p->nreq || check_required(c, p, v, v);
 }
@@ -1394,7 +1440,7 @@ static inline __attribute__((always_inline)) bool eval_child(vctx *c, const sn__
     if (n->shape == SN__SHAPE_OBJECT && tb == SN_JV_OBJECT)
         return eval_object(c, n->props, v);
     if (n->shape == SN__SHAPE_ARRAY && tb == SN_JV_ARRAY)
-        return eval_array(c, n, v);
+        return eval_array(c, n->array, v);
     if (!(n->flags & SN__NODE_SCALAR))
         return eval_shaped(c, n, v);
     /* No step: the parent counted this value as one of its keys or items,
@@ -1425,52 +1471,28 @@ static bool eval_shaped(vctx *c, const sn__node *n, const sn_jval *v)
     }
     if (object)
         return eval_object(c, n->props, v);
-    return eval_array(c, n, v);
-}
-
-/* Every item of `v` against `items`. An array of objects for an object
- * node, the common case, goes straight to eval_object(). */
-static bool items_pass(vctx *c, const sn__node *items, const sn_jval *v)
-{
-    uint32_t i = 0;
-    if (items->shape == SN__SHAPE_OBJECT && items->nops && (items->types & SN_JV_OBJECT)) {
-        while (i < v->n && v->u.a[i].type == SN_JV_OBJECT &&
-               eval_object(c, items->props, &v->u.a[i]))
-            i++;
-        if (i == v->n)
-            return true;
-        if (v->u.a[i].type == SN_JV_OBJECT) {
-            trail(c, i);
-            return false;
-        }
-    }
-    for (; i < v->n; i++) {
-        if (!eval_child(c, items, &v->u.a[i])) {
-            trail(c, i);
-            return false;
-        }
-    }
-    return true;
+    return eval_array(c, n->array, v);
 }
 
 /* An array node (SN__SHAPE_ARRAY) over an array. No depth count on the
  * shaped paths: they nest as deep as the instance, which a view bounds
  * (SN_JVAL_MAX_DEPTH). */
-static bool eval_array(vctx *c, const sn__node *n, const sn_jval *v)
+static bool eval_array(vctx *c, const sn__array *a, const sn_jval *v)
 {
     c->steps += 1 + v->n; /* as op_items() counts */
     if (c->steps > c->max_steps)
         return stop(c, v, SN_ELIMIT);
-    bool ok = true;
-    for (const sn__op *op = n->ops, *end = op + n->nops; op < end && ok; op++) {
-        if (op->kind == SN__OP_MINITEMS && v->n < op->u.count)
-            ok = fail(c, v, "array has fewer than %zu items", op->u.count);
-        else if (op->kind == SN__OP_MAXITEMS && v->n > op->u.count)
-            ok = fail(c, v, "array has more than %zu items", op->u.count);
-        else if (op->kind == SN__OP_ITEMS)
-            ok = items_pass(c, op->u.items.items, v);
+    if (v->n < a->min)
+        return fail(c, v, "array has fewer than %zu items", a->min);
+    if (v->n > a->max)
+        return fail(c, v, "array has more than %zu items", a->max);
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (!check(c, &a->item, &v->u.a[i])) {
+            trail(c, i);
+            return false;
+        }
     }
-    return ok;
+    return true;
 }
 
 /* An object node (SN__SHAPE_OBJECT) over an object. */
