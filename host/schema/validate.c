@@ -957,8 +957,8 @@ static inline __attribute__((always_inline)) bool props_one_pass(vctx *c, const 
     size_t nreq = 0;
     for (uint32_t i = 0; i < v->n; i++) {
         const sn_jmember *m = &v->u.m[i];
-        const sn__prop *s = &p->list[i];
-        if (!(i < p->nlist && s->head == m->head && s->len == m->len && m->len <= 8)) {
+        const sn__prop *s = i < p->nlist ? &p->list[i] : NULL;
+        if (s == NULL || s->head != m->head || s->len != m->len || m->len > 8) {
             s = prop_find(p, m, i);
             if (s == NULL) {
                 if (!props_other(c, p, v, i, nreq))
