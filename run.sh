@@ -20,6 +20,12 @@ install_packages() {
   if [ "${1:-}" = test ] && ! command -v npm >/dev/null; then
     missing+=(npm)
   fi
+  # The JSON Schema suite's tests that $ref the 2020-12 meta-schema read it
+  # from python3-jsonschema, which ships it
+  if [ "${1:-}" = test ] && ! dpkg-query -W -f='${Status}' python3-jsonschema 2>/dev/null |
+    grep -q "install ok installed"; then
+    missing+=(python3-jsonschema)
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "run.sh: installing ${missing[*]}" >&2
   local sudo=""
