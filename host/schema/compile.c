@@ -864,11 +864,11 @@ static sn_err num_kw(cc *c, entry *e, const char *name, sn__num *out, bool *pres
     if (v == NULL)
         return SN_OK;
     if (json_is_integer(v)) {
-        *out = (sn__num){(double)json_integer_value(v), json_integer_value(v), true, NULL};
+        *out = (sn__num){(double)json_integer_value(v), json_integer_value(v), true, NULL, 0};
         return SN_OK;
     }
     if (json_is_real(v)) {
-        *out = (sn__num){json_real_value(v), 0, false, NULL};
+        *out = (sn__num){json_real_value(v), 0, false, NULL, 0};
         return SN_OK;
     }
     return fail(c, SN_ESCHEMA, e, name, NULL, "%s must be a number", name);
@@ -1197,7 +1197,8 @@ static sn_err compile_object(cc *c, entry *e, sn__op *ops, size_t *nops_out)
         /* The message text is ready before any instance fails. */
         char text[40];
         sn__num_format(&num, text, sizeof text);
-        num.text = sn__arena_strndup(&c->s->arena, text, strlen(text));
+        num.text_len = strlen(text);
+        num.text = sn__arena_strndup(&c->s->arena, text, num.text_len);
         if (num.text == NULL)
             return SN_ENOMEM;
         PUSH(nums[i].kind, SN__T_NUMBER)->u.num = num;

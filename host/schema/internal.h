@@ -59,7 +59,8 @@ typedef struct sn__num {
     double d;
     json_int_t i;
     bool is_int;
-    const char *text; /* sn__num_format() of the bound, for messages; NULL: format it then */
+    const char *text; /* sn__num_format() of the bound, for messages */
+    size_t text_len;
 } sn__num;
 
 typedef struct sn__regex {

@@ -115,46 +115,51 @@ static inline void copy_short(char *out, const char *p, size_t n)
     }
 }
 
-/* Appends "/" and the escaped step `i` of container `v` to out[*len];
- * returns the child. */
-static inline __attribute__((always_inline)) const sn_jval *
-put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
+/* Appends "/" and `p`, escaped (RFC 6901), to out[*len], as room allows. */
+static void put_escaped(char *out, size_t *len, size_t cap, const char *p, size_t plen)
 {
-    char num[24];
-    const char *p;
-    size_t plen;
-    const sn_jval *child;
-    bool plain; /* nothing to escape */
-    if (v->type == SN_JV_OBJECT) {
-        p = v->u.m[i].key;
-        plen = v->u.m[i].len;
-        child = &v->u.m[i].v;
-        /* A key of up to 8 bytes is all in its head (jval.h). */
-        plain = plen <= 8 && !escapes_in(v->u.m[i].head);
-    } else {
-        p = utoa(i, num + sizeof num);
-        plen = (size_t)(num + sizeof num - p);
-        child = &v->u.a[i];
-        plain = plen <= 8;
-    }
     size_t n = *len;
     if (n + 1 < cap)
         out[n++] = '/';
-    if (plain && n + plen < cap) {
-        copy_short(out + n, p, plen);
-        n += plen;
-    } else {
-        for (size_t k = 0; k < plen && n + 2 < cap; k++) {
-            if (p[k] == '~' || p[k] == '/') { /* RFC 6901 */
-                out[n++] = '~';
-                out[n++] = p[k] == '~' ? '0' : '1';
-            } else {
-                out[n++] = p[k];
-            }
+    for (size_t k = 0; k < plen && n + 2 < cap; k++) {
+        if (p[k] == '~' || p[k] == '/') {
+            out[n++] = '~';
+            out[n++] = p[k] == '~' ? '0' : '1';
+        } else {
+            out[n++] = p[k];
         }
     }
     *len = n;
-    return child;
+}
+
+/* Appends "/" and the escaped step `i` of container `v` to out[*len];
+ * returns the child. Short keys and small indexes, the usual steps, are
+ * stored directly; a key of up to 8 bytes is all in its head (jval.h). */
+static inline __attribute__((always_inline)) const sn_jval *
+put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
+{
+    size_t n = *len;
+    if (v->type == SN_JV_OBJECT) {
+        const sn_jmember *m = &v->u.m[i];
+        if (m->len <= 8 && n + 9 < cap && !escapes_in(m->head)) {
+            out[n] = '/';
+            copy_short(out + n + 1, m->key, m->len);
+            *len = n + 1 + m->len;
+        } else {
+            put_escaped(out, len, cap, m->key, m->len);
+        }
+        return &m->v;
+    }
+    if (i < 10 && n + 2 < cap) {
+        out[n] = '/';
+        out[n + 1] = (char)('0' + i);
+        *len = n + 2;
+    } else {
+        char num[24];
+        const char *p = utoa(i, num + sizeof num);
+        put_escaped(out, len, cap, p, (size_t)(num + sizeof num - p));
+    }
+    return &v->u.a[i];
 }
 
 /* The JSON Pointer of `at`, a value of the instance (NULL: the root),
@@ -230,14 +235,15 @@ static bool fail(vctx *c, const sn_jval *at, const char *fmt, ...)
     return false;
 }
 
-/* fail() for a message made of two fixed parts (`b` may be NULL): the
- * common failures are reported without formatting. */
-static bool fail2(vctx *c, const sn_jval *at, const char *a, const char *b)
+/* fail() for a message made of two fixed parts of known lengths (`lb` may
+ * be 0): the common failures are reported without formatting. */
+static bool fail_text(vctx *c, const sn_jval *at, const char *a, size_t la, const char *b,
+                      size_t lb)
 {
     if (c->quiet || c->abort || c->diag == NULL)
         return false;
     char *m = c->diag->message;
-    size_t cap = sizeof c->diag->message - 1, la = strlen(a), lb = b ? strlen(b) : 0;
+    size_t cap = sizeof c->diag->message - 1;
     if (la > cap)
         la = cap;
     if (lb > cap - la)
@@ -250,20 +256,17 @@ static bool fail2(vctx *c, const sn_jval *at, const char *a, const char *b)
     return false;
 }
 
-static bool fail_num(vctx *c, const sn_jval *at, const char *msg, const sn__num *n)
+#define LITERAL(s) s, sizeof s - 1 /* a string literal's text and length */
+
+/* `msg` (a LITERAL()) followed by a numeric bound of the schema. */
+static bool fail_num(vctx *c, const sn_jval *at, const char *msg, size_t len, const sn__num *n)
 {
-    char num[40];
-    const char *text = n->text;
-    if (text == NULL) {
-        sn__num_format(n, num, sizeof num);
-        text = num;
-    }
-    return fail2(c, at, msg, text);
+    return fail_text(c, at, msg, len, n->text, n->text_len);
 }
 
 static bool fail_type(vctx *c, const sn_jval *at)
 {
-    return fail2(c, at, "value is not one of the declared JSON types", NULL);
+    return fail_text(c, at, LITERAL("value is not one of the declared JSON types"), NULL, 0);
 }
 
 static bool stop(vctx *c, const sn_jval *at, sn_err err)
@@ -1215,24 +1218,25 @@ static inline bool scalar_op(vctx *c, const sn__op *op, const sn_jval *v, const 
     }
     case SN__OP_MINIMUM:
         if (num_cmp(v, &op->u.num) < 0)
-            return fail_num(c, at, "value is less than the minimum of ", &op->u.num);
+            return fail_num(c, at, LITERAL("value is less than the minimum of "), &op->u.num);
         break;
     case SN__OP_MAXIMUM:
         if (num_cmp(v, &op->u.num) > 0)
-            return fail_num(c, at, "value is greater than the maximum of ", &op->u.num);
+            return fail_num(c, at, LITERAL("value is greater than the maximum of "), &op->u.num);
         break;
     case SN__OP_EXMIN:
         if (num_cmp(v, &op->u.num) <= 0)
-            return fail_num(c, at, "value is not greater than the exclusive minimum of ",
+            return fail_num(c, at, LITERAL("value is not greater than the exclusive minimum of "),
                             &op->u.num);
         break;
     case SN__OP_EXMAX:
         if (num_cmp(v, &op->u.num) >= 0)
-            return fail_num(c, at, "value is not less than the exclusive maximum of ", &op->u.num);
+            return fail_num(c, at, LITERAL("value is not less than the exclusive maximum of "),
+                            &op->u.num);
         break;
     case SN__OP_MULTIPLE:
         if (!multiple_of(v, &op->u.num))
-            return fail_num(c, at, "value is not a multiple of ", &op->u.num);
+            return fail_num(c, at, LITERAL("value is not a multiple of "), &op->u.num);
         break;
     case SN__OP_MINLEN: {
         size_t len = v->n;
@@ -1486,7 +1490,23 @@ static bool eval_array(vctx *c, const sn__array *a, const sn_jval *v)
         return fail(c, v, "array has fewer than %zu items", a->min);
     if (v->n > a->max)
         return fail(c, v, "array has more than %zu items", a->max);
-    for (uint32_t i = 0; i < v->n; i++) {
+    uint32_t i = 0;
+    if (a->item.check == SN__CHECK_OBJECT) {
+        /* An array of objects, the common case: each walked here, without
+         * a call per item. */
+        const sn__props *p = a->item.shaped.object;
+        for (; i < v->n && v->u.a[i].type == SN_JV_OBJECT; i++) {
+            const sn_jval *x = &v->u.a[i];
+            c->steps += 1 + x->n; /* as eval_object() counts */
+            if (c->steps > c->max_steps)
+                return stop(c, x, SN_ELIMIT);
+            if (!props_one_pass(c, p, x)) {
+                trail(c, i);
+                return false;
+            }
+        }
+    }
+    for (; i < v->n; i++) {
         if (!check(c, &a->item, &v->u.a[i])) {
             trail(c, i);
             return false;
@@ -1527,7 +1547,7 @@ sn_err sn_schema_check(const sn_schema *s, const sn_jval *instance, sn_diag *dia
               .max_steps = s->max_steps,
               .dynamic = s->dynamic,
               .md_slot = -1};
-    bool ok = eval_child(&c, s->root, instance);
+    bool ok = eval_node(&c, s->root, instance);
     if (!ok)
         write_location(&c);
     if (c.md) {
