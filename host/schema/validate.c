@@ -133,12 +133,15 @@ static void put_escaped(char *out, size_t *len, size_t cap, const char *p, size_
 }
 
 /* Appends "/" and the escaped step `i` of container `v` to out[*len];
- * returns the child. Short keys and small indexes, the usual steps, are
- * stored directly; a key of up to 8 bytes is all in its head (jval.h). */
+ * returns the child, or NULL when `v` has no entry `i`. Short keys and
+ * small indexes, the usual steps, are stored directly; a key of up to 8
+ * bytes is all in its head (jval.h). */
 static inline __attribute__((always_inline)) const sn_jval *
 put_step(const sn_jval *v, uint32_t i, char *out, size_t *len, size_t cap)
 {
     size_t n = *len;
+    if (!(v->type & (SN_JV_OBJECT | SN_JV_ARRAY)) || i >= v->n)
+        return NULL;
     if (v->type == SN_JV_OBJECT) {
         const sn_jmember *m = &v->u.m[i];
         if (m->len <= 8 && n + 9 < cap && !escapes_in(m->head)) {
@@ -208,13 +211,8 @@ static void write_location(vctx *c)
     char *out = c->diag->pointer;
     size_t len = 0;
     const sn_jval *v = c->ntrail <= TRAIL ? c->root : NULL;
-    for (uint32_t k = c->ntrail; v && k > 0 && k <= TRAIL; k--) {
-        uint32_t i = c->trail[k - 1];
-        if ((v->type == SN_JV_OBJECT || v->type == SN_JV_ARRAY) && i < v->n)
-            v = put_step(v, i, out, &len, sizeof c->diag->pointer);
-        else
-            v = NULL;
-    }
+    for (uint32_t k = v ? c->ntrail : 0; v && k > 0; k--)
+        v = put_step(v, c->trail[k - 1], out, &len, sizeof c->diag->pointer);
     out[len] = '\0';
     if (v != c->fail_at)
         write_pointer(c, c->fail_at, out, sizeof c->diag->pointer);
@@ -940,13 +938,23 @@ static __attribute__((noinline)) bool props_other(vctx *c, const sn__props *p, c
     return props_repair(c, p, v, i, p->nlist, nreq);
 }
 
+/* props_repair() for declared member `i`. */
+static __attribute__((noinline)) bool member_repair(vctx *c, const sn__props *p, const sn_jval *v,
+                                                    uint32_t i, size_t nreq)
+{
+    return props_repair(c, p, v, i, prop_find(p, &v->u.m[i], i)->index, nreq);
+}
+
 /* Member `i`, a declared property, failed its check, with `nreq` required
- * names seen up to it. */
+ * names seen up to it. Small, for the usual failure: the last member with
+ * no name missing, where nothing is to be reported first. */
 static __attribute__((noinline, cold)) bool member_failed(vctx *c, const sn__props *p,
                                                           const sn_jval *v, uint32_t i, size_t nreq)
 {
     trail(c, i);
-    return props_repair(c, p, v, i, prop_lookup(p, &v->u.m[i], i)->index, nreq);
+    if (i + 1 == v->n && nreq == p->nreq)
+        return false;
+    return member_repair(c, p, v, i, nreq);
 }
 
 /* Without patterns or annotations: one pass over the instance's keys,
