@@ -76,8 +76,8 @@ enum {
     SN__CHECK_ANY,    /* no child, or `true`: anything passes */
     SN__CHECK_TYPES,  /* a child without ops: `types` */
     SN__CHECK_INT,    /* only integer bounds: an integer in [min, max] passes */
-    SN__CHECK_OBJECT, /* an object node: an object goes to `object` */
-    SN__CHECK_ARRAY   /* an array node: an array goes to `array` */
+    SN__CHECK_OBJECT, /* an object node: an object goes to `shaped.object` */
+    SN__CHECK_ARRAY   /* an array node: an array goes to `shaped.array` */
 };
 
 typedef struct sn__array sn__array;
